@@ -1,0 +1,32 @@
+# Two entry points for a fresh machine (see README):
+#   make run    install everything, then land the bundled sample data and build the marts
+#   make test   install everything, then run linters and every test
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: install run test lint unit clean
+
+$(STAMP): pyproject.toml constraints.txt
+	@$(PYTHON) -m cdc_warehouse.prereqs
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet --constraint constraints.txt --editable '.[dev]'
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/cdcw run
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/sqlfluff lint models macros tests/generic
+
+test: lint
+	$(BIN)/python -m pytest
+
+clean:
+	rm -rf warehouse $(VENV)

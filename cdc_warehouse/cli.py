@@ -1,0 +1,137 @@
+"""`cdcw`: one process that owns the SparkSession, registers the UDFs and runs dbt in it.
+
+cdcw run [DBT BUILD ARGS...]   land new files, then `dbt build` (the scheduled job)
+cdcw land                      land new files only
+cdcw dbt ARGS...               any dbt command, arguments passed through unchanged
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+from cdc_warehouse import prereqs
+from cdc_warehouse.settings import PROJECT_DIR, Settings, load_settings
+
+USAGE = __doc__ or ""
+
+
+class WarehouseBusy(RuntimeError):
+    pass
+
+
+@contextmanager
+def warehouse_lock(settings: Settings) -> Iterator[None]:
+    """The embedded Derby metastore admits one process; a second run stops at once with a
+    clear message instead of a Derby stack trace, and touches nothing."""
+    settings.warehouse_dir.mkdir(parents=True, exist_ok=True)
+    lock_path = settings.warehouse_dir / ".cdcw.lock"
+    with lock_path.open("a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "unknown"
+            raise WarehouseBusy(
+                f"another cdcw process (pid {holder}) is using the warehouse "
+                f"{settings.warehouse_dir}; the embedded metastore allows one at a time"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(str(os.getpid()))
+        handle.flush()
+        try:
+            yield
+        finally:
+            handle.seek(0)
+            handle.truncate()
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def dbt_args(args: Sequence[str], settings: Settings) -> list[str]:
+    """Point dbt at this project and its profile unless the caller already did."""
+    full = list(args)
+    if "--project-dir" not in full:
+        full += ["--project-dir", str(PROJECT_DIR)]
+    if "--profiles-dir" not in full:
+        full += ["--profiles-dir", str(PROJECT_DIR / "profiles")]
+    return full
+
+
+def run_dbt(args: Sequence[str], settings: Settings) -> bool:
+    from dbt.cli.main import dbtRunner
+
+    os.environ.setdefault("DBT_TARGET_PATH", str(settings.dbt_dir / "target"))
+    os.environ.setdefault("DBT_LOG_PATH", str(settings.dbt_dir / "logs"))
+    result = dbtRunner().invoke(dbt_args(args, settings))
+    if result.exception is not None:
+        print(f"cdcw: dbt failed: {result.exception}", file=sys.stderr)
+    return bool(result.success)
+
+
+def start_spark(settings: Settings):
+    from cdc_warehouse.spark import build_session
+    from python_udfs.registry import register_all
+
+    spark = build_session(settings)
+    register_all(spark, settings.tables_file)
+    return spark
+
+
+def land_files(spark, settings: Settings) -> None:
+    from cdc_warehouse.landing import land
+
+    report = land(spark, settings.landing_root)
+    print(
+        f"cdcw: landing run {report.landing_run}: {report.files} new files, "
+        f"{report.lines} lines from {settings.landing_root}",
+        file=sys.stderr,
+    )
+    if report.skipped_unsupported:
+        print(
+            f"cdcw: {report.skipped_unsupported} files of source families this version does "
+            "not process were left in place",
+            file=sys.stderr,
+        )
+
+
+def execute(argv: Sequence[str], settings: Settings) -> int:
+    if not argv or argv[0] in {"-h", "--help", "help"}:
+        print(USAGE)
+        return 0 if argv else 2
+    command, rest = argv[0], list(argv[1:])
+    if command not in {"run", "land", "dbt"}:
+        print(f"cdcw: unknown command {command!r}\n{USAGE}", file=sys.stderr)
+        return 2
+    if command == "dbt" and not rest:
+        print("cdcw: `cdcw dbt` needs a dbt command, e.g. `cdcw dbt build`", file=sys.stderr)
+        return 2
+    with warehouse_lock(settings):
+        spark = start_spark(settings)
+        if command in {"run", "land"}:
+            land_files(spark, settings)
+        if command == "land":
+            return 0
+        dbt_command = ["build", *rest] if command == "run" else rest
+        return 0 if run_dbt(dbt_command, settings) else 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    problems = prereqs.problems()
+    if problems:
+        for problem in problems:
+            print(f"cdcw: {problem}", file=sys.stderr)
+        return 1
+    settings = load_settings()
+    try:
+        return execute(list(sys.argv[1:] if argv is None else argv), settings)
+    except WarehouseBusy as exc:
+        print(f"cdcw: {exc}", file=sys.stderr)
+        return 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,234 @@
+"""Landing: new files under the landing root become rows of one raw table per source family.
+
+Each line lands once, with its file, line number, landing run and time. A manifest of landed
+files makes a run read only files it has not seen; the landing *run* number gives the order
+the pgoutput log rule needs (runs in order, then files by path, then lines).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import LongType, StringType, StructField, StructType, TimestampType
+
+from python_udfs.datastream import avro_events
+
+RAW_SCHEMA = "cdc_raw"
+MANIFEST_TABLE = f"{RAW_SCHEMA}.landed_files"
+
+LINE_COLUMNS = StructType(
+    [
+        StructField("source_name", StringType(), False),
+        StructField("file_path", StringType(), False),
+        StructField("line_number", LongType(), False),
+        StructField("line", StringType(), True),
+        StructField("load_error", StringType(), True),
+        StructField("landed_at", TimestampType(), False),
+        StructField("landing_run", LongType(), False),
+    ]
+)
+
+RecordReader = Callable[[Path], Iterator[tuple[int, str | None, str | None]]]
+
+
+def _read_avro(path: Path) -> Iterator[tuple[int, str | None, str | None]]:
+    try:
+        with path.open("rb") as handle:
+            yield from avro_events(handle)
+    except OSError as exc:
+        yield 0, None, f"unreadable file: {exc}"
+
+
+@dataclass(frozen=True)
+class Family:
+    """A source family's landing directory and the file kinds it accepts: text files are split
+    into lines by Spark; record files are decoded in Python by `record_readers`."""
+
+    name: str
+    text_suffixes: tuple[str, ...]
+    record_readers: dict[str, RecordReader]
+
+    @property
+    def table(self) -> str:
+        return f"{RAW_SCHEMA}.{self.name}_lines"
+
+    @property
+    def suffixes(self) -> tuple[str, ...]:
+        return self.text_suffixes + tuple(self.record_readers)
+
+
+FAMILIES: tuple[Family, ...] = (Family("datastream", (".jsonl",), {".avro": _read_avro}),)
+
+
+@dataclass(frozen=True)
+class LandingReport:
+    landing_run: int
+    files: int
+    lines: int
+    skipped_unsupported: int
+
+
+def ensure_raw_tables(spark: SparkSession) -> None:
+    spark.sql(f"create database if not exists {RAW_SCHEMA}")
+    spark.sql(
+        f"""create table if not exists {MANIFEST_TABLE} (
+              family string, source_name string, file_path string, size_bytes bigint,
+              landed_at timestamp, landing_run bigint)
+            using parquet"""
+    )
+    for family in FAMILIES:
+        spark.sql(
+            f"""create table if not exists {family.table} (
+                  source_name string, file_path string, line_number bigint, line string,
+                  load_error string, landed_at timestamp, landing_run bigint)
+                using parquet partitioned by (landing_run)"""
+        )
+
+
+def _is_landable(name: str) -> bool:
+    """Writers commonly stage files as .name or _name before renaming them into place."""
+    return not name.startswith((".", "_"))
+
+
+def list_family_files(landing_root: Path, family: Family) -> list[tuple[str, Path]]:
+    """(source_name, path) of every landable file of the family, sorted by path."""
+    family_dir = landing_root / family.name
+    if not family_dir.is_dir():
+        return []
+    found: list[tuple[str, Path]] = []
+    for source_dir in sorted(p for p in family_dir.iterdir() if p.is_dir()):
+        if not _is_landable(source_dir.name):
+            continue
+        for dirpath, dirnames, filenames in os.walk(source_dir):
+            dirnames[:] = [d for d in dirnames if _is_landable(d)]
+            for filename in filenames:
+                if _is_landable(filename) and filename.endswith(family.suffixes):
+                    found.append((source_dir.name, Path(dirpath) / filename))
+    return sorted(found, key=lambda item: str(item[1]))
+
+
+def count_unsupported_files(landing_root: Path) -> int:
+    """Files of families this version does not process stay on disk untouched; say so."""
+    known = {family.name for family in FAMILIES}
+    if not landing_root.is_dir():
+        return 0
+    return sum(
+        len(files)
+        for family_dir in landing_root.iterdir()
+        if family_dir.is_dir() and family_dir.name not in known
+        for _, _, files in os.walk(family_dir)
+    )
+
+
+def _next_landing_run(spark: SparkSession) -> int:
+    latest = spark.sql(f"select max(landing_run) from {MANIFEST_TABLE}").first()[0]
+    return (latest or 0) + 1
+
+
+def _landed_paths(spark: SparkSession, family: Family) -> set[str]:
+    rows = spark.sql(
+        f"select file_path from {MANIFEST_TABLE} where family = '{family.name}'"
+    ).collect()
+    return {row.file_path for row in rows}
+
+
+def _text_lines(
+    spark: SparkSession, files: list[tuple[str, Path]], run: int, landed_at: datetime
+) -> DataFrame:
+    """Spark reads each file whole and splits it, so line numbers are exact and the work runs
+    on the executors; blank lines carry no event and are not kept."""
+    source_by_path = spark.createDataFrame(
+        [(str(path), source) for source, path in files], "path string, source_name string"
+    )
+    whole = spark.read.text([str(path) for _, path in files], wholetext=True).select(
+        F.url_decode(F.regexp_replace(F.col("_metadata.file_path"), "^file:(//)?", "")).alias(
+            "path"
+        ),
+        "value",
+    )
+    lines = whole.select("path", F.posexplode(F.split("value", "\n", -1)).alias("pos", "line"))
+    return (
+        lines.withColumn("line", F.regexp_replace("line", "\r$", ""))
+        .where(F.trim("line") != "")
+        .join(F.broadcast(source_by_path), "path")
+        .select(
+            "source_name",
+            F.col("path").alias("file_path"),
+            (F.col("pos") + 1).cast("bigint").alias("line_number"),
+            "line",
+            F.lit(None).cast("string").alias("load_error"),
+            F.lit(landed_at).alias("landed_at"),
+            F.lit(run).cast("bigint").alias("landing_run"),
+        )
+    )
+
+
+def _record_lines(
+    spark: SparkSession,
+    files: list[tuple[str, Path]],
+    reader: RecordReader,
+    run: int,
+    landed_at: datetime,
+) -> DataFrame:
+    rows = [
+        (source, str(path), number, line, error, landed_at, run)
+        for source, path in files
+        for number, line, error in reader(path)
+    ]
+    return spark.createDataFrame(rows, LINE_COLUMNS)
+
+
+def land(spark: SparkSession, landing_root: Path) -> LandingReport:
+    """Append every not-yet-landed file's lines to its family's raw table, then record the
+    files in the manifest (a crash in between re-lands them; events dedupe downstream)."""
+    ensure_raw_tables(spark)
+    run = _next_landing_run(spark)
+    landed_at = datetime.now(UTC).replace(tzinfo=None)
+    manifest_rows = []
+    total_lines = 0
+    for family in FAMILIES:
+        known = _landed_paths(spark, family)
+        new_files = [
+            (source, path)
+            for source, path in list_family_files(landing_root, family)
+            if str(path) not in known
+        ]
+        if not new_files:
+            continue
+        frames = []
+        text_files = [f for f in new_files if f[1].name.endswith(family.text_suffixes)]
+        if text_files:
+            frames.append(_text_lines(spark, text_files, run, landed_at))
+        for suffix, reader in family.record_readers.items():
+            record_files = [f for f in new_files if f[1].name.endswith(suffix)]
+            if record_files:
+                frames.append(_record_lines(spark, record_files, reader, run, landed_at))
+        batch = frames[0]
+        for frame in frames[1:]:
+            batch = batch.unionByName(frame)
+        batch = batch.cache()
+        total_lines += batch.count()
+        batch.write.insertInto(family.table)
+        batch.unpersist()
+        manifest_rows.extend(
+            (family.name, source, str(path), path.stat().st_size, landed_at, run)
+            for source, path in new_files
+        )
+    if manifest_rows:
+        spark.createDataFrame(
+            manifest_rows,
+            "family string, source_name string, file_path string, size_bytes bigint, "
+            "landed_at timestamp, landing_run bigint",
+        ).write.insertInto(MANIFEST_TABLE)
+    return LandingReport(
+        landing_run=run,
+        files=len(manifest_rows),
+        lines=total_lines,
+        skipped_unsupported=count_unsupported_files(landing_root),
+    )

@@ -1,0 +1,80 @@
+"""Checks the machine before anything heavy starts, so a missing Java or a wrong Python
+ends with one readable sentence instead of a JVM or pip stack trace.
+
+Standard library only: the Makefile runs it with the system Python before the venv exists.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+MIN_PYTHON = (3, 11)
+MAX_PYTHON_EXCLUSIVE = (3, 14)
+MIN_JAVA = 17
+
+
+def python_problem(version: tuple[int, int] = sys.version_info[:2]) -> str | None:
+    """PySpark 4 and dbt 1.11 support this range only."""
+    if MIN_PYTHON <= version < MAX_PYTHON_EXCLUSIVE:
+        return None
+    lowest = ".".join(map(str, MIN_PYTHON))
+    highest = f"{MAX_PYTHON_EXCLUSIVE[0]}.{MAX_PYTHON_EXCLUSIVE[1] - 1}"
+    return (
+        f"Python {version[0]}.{version[1]} found; this project needs Python {lowest} to {highest}."
+    )
+
+
+def java_executable() -> str | None:
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home:
+        candidate = os.path.join(java_home, "bin", "java")
+        if os.access(candidate, os.X_OK):
+            return candidate
+    return shutil.which("java")
+
+
+def parse_java_major(version_output: str) -> int | None:
+    """`java -version` prints e.g. 'openjdk version "17.0.15"' or '"1.8.0_392"'."""
+    match = re.search(r'version "(\d+)(?:\.(\d+))?', version_output)
+    if not match:
+        return None
+    major = int(match.group(1))
+    if major == 1 and match.group(2):
+        major = int(match.group(2))
+    return major
+
+
+def java_problem() -> str | None:
+    """Spark 4 needs Java 17 or newer on PATH or in JAVA_HOME."""
+    java = java_executable()
+    if java is None:
+        return (
+            "Java was not found (no JAVA_HOME, no `java` on PATH). Spark needs Java "
+            f"{MIN_JAVA}+: on Debian/Ubuntu `apt-get install openjdk-17-jre-headless`."
+        )
+    result = subprocess.run([java, "-version"], capture_output=True, text=True, check=False)
+    major = parse_java_major(result.stderr + result.stdout)
+    if major is None:
+        return f"Could not read the version of {java}; Spark needs Java {MIN_JAVA}+."
+    if major < MIN_JAVA:
+        return f"{java} is Java {major}; Spark 4 needs Java {MIN_JAVA}+ (set JAVA_HOME)."
+    return None
+
+
+def problems() -> list[str]:
+    return [p for p in (python_problem(), java_problem()) if p]
+
+
+def main() -> int:
+    found = problems()
+    for problem in found:
+        print(f"cdcw: {problem}", file=sys.stderr)
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,13 @@
+{{ config(materialized='view') }}
+
+{#- Every source family's changes in the one shape of docs/decisions/001; a new family adds
+    its int_<family>__changes model to this union and nothing downstream changes. -#}
+with datastream_changes as (
+    select * from {{ ref('int_datastream__changes') }}
+),
+
+final as (
+    select * from datastream_changes
+)
+
+select * from final

@@ -1,0 +1,32 @@
+{#- Contract §3: the current row of a key is its open history version, and every open version
+    is a current row. -#}
+{% test current_matches_open_version(model, history) %}
+
+with open_versions as (
+    select * from {{ history }}
+    where is_current
+),
+
+final as (
+    select
+        coalesce(current_rows.key_json, open_versions.key_json) as key_json,
+        current_rows.row_json as current_row_json,
+        open_versions.row_json as history_row_json
+    from {{ model }} as current_rows
+    full outer join open_versions
+        on
+            current_rows.source_system = open_versions.source_system
+            and current_rows.source_name = open_versions.source_name
+            and current_rows.source_table = open_versions.source_table
+            and current_rows.key_json = open_versions.key_json
+    where
+        current_rows.key_json is null
+        or open_versions.key_json is null
+        or not current_rows.row_json <=> open_versions.row_json
+        or not current_rows.unavailable_columns <=> open_versions.unavailable_columns
+        or not current_rows.sort_key <=> open_versions.sort_key
+)
+
+select * from final
+
+{% endtest %}
