@@ -64,8 +64,8 @@ def dbt_args(args: Sequence[str], settings: Settings) -> list[str]:
 def run_dbt(args: Sequence[str], settings: Settings) -> bool:
     from dbt.cli.main import dbtRunner
 
-    os.environ.setdefault("DBT_TARGET_PATH", str(settings.dbt_dir / "target"))
-    os.environ.setdefault("DBT_LOG_PATH", str(settings.dbt_dir / "logs"))
+    os.environ["DBT_TARGET_PATH"] = str(settings.dbt_dir / "target")
+    os.environ["DBT_LOG_PATH"] = str(settings.dbt_dir / "logs")
     result = dbtRunner().invoke(dbt_args(args, settings))
     if result.exception is not None:
         print(f"cdcw: dbt failed: {result.exception}", file=sys.stderr)

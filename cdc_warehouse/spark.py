@@ -18,6 +18,13 @@ def build_session(settings: Settings) -> SparkSession:
     # Python workers must run the interpreter that has this project installed.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    active = SparkSession.getActiveSession()
+    if active is not None and active.conf.get("spark.sql.warehouse.dir") != str(
+        settings.warehouse_dir
+    ):
+        # Warehouse and metastore are fixed when a session starts: another warehouse needs a
+        # new session (the JVM stays).
+        active.stop()
     metastore_url = f"jdbc:derby:;databaseName={settings.metastore_dir};create=true"
     builder = (
         SparkSession.builder.appName("cdc-warehouse")

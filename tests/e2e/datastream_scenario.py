@@ -1664,8 +1664,45 @@ def _wave3(first: dict[str, bytes]) -> _Wave:
             row_id="AAAPwRAALAAMzMBABE",
         ),
     )
+    # A backfill read at the same instant as a CDC update: the read sits before that update
+    # (rs_id positions encode as '0…', a read's position as '1…', so only the rule decides).
+    w.add(
+        oc,
+        _oracle(
+            "ora/60/insert",
+            "INSERT",
+            _sample("1231535360", "A", "TLV"),
+            "2024-05-01T10:09:00",
+            rs_id="0x0000c3.00000011.0010",
+            scn=15869150480001,
+            tx_id="7.15.1005",
+            row_id="AAAPwRAALAAMzMBABH",
+        ),
+        _oracle(
+            "ora/60/update",
+            "UPDATE",
+            _sample("1231535360", "C", "TLV"),
+            "2024-05-01T10:10:00",
+            rs_id="0x0000c3.00000012.0010",
+            scn=15869150480002,
+            tx_id="7.15.1006",
+            row_id="AAAPwRAALAAMzMBABH",
+        ),
+    )
+    w.add(
+        obf,
+        _oracle(
+            "ora/60/bf",
+            "INSERT",
+            _sample("1231535360", "B", "TLV"),
+            "2024-05-01T10:10:00",
+            read_method="oracle-backfill",
+            row_id="AAAPwRAALAAMzMBABH",
+        ),
+    )
     w.note(oc, "Oracle re-insert after delete")
     w.note(obf, "Oracle backfill landing after newer CDC (no-op, must not overwrite current)")
+    w.note(obf, "Oracle backfill at the same instant as a CDC update: sits before it")
 
     # ---- PostgreSQL -------------------------------------------------------------------------
     pg = _p(POSTGRES, "public_accounts", "10:09", "5e5e5e_postgres-cdc-wal_1_200.jsonl")
