@@ -35,6 +35,9 @@
 {#- Key partitions that received changes since this model last ran: the partitions a run
     recomputes. The model's rows carry last_landing_run, the newest landing run they reflect. -#}
 {% macro touched_cohorts(upstream, upstream_run_column) -%}
+    {%- if not execute -%}
+        {{ return([]) }}
+    {%- endif -%}
     {%- set processed_through = max_processed(this, 'last_landing_run') -%}
     {{ return(distinct_values(
         upstream, 'key_cohort', upstream_run_column ~ ' > ' ~ processed_through

@@ -29,7 +29,8 @@ new_keys as (
 
 unregistered_keys as (
     select new_keys.*
-    from new_keys
+    from
+        new_keys
     {%- if is_incremental() %}
         left anti join {{ this }} as registered
             on

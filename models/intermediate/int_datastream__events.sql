@@ -16,32 +16,37 @@ with new_lines as (
 flattened as (
     select
         new_lines.*,
-        datastream_flatten(line, source_name) as change
+        datastream_flatten(new_lines.line, new_lines.source_name) as flattened_event
     from new_lines
 ),
 
 final as (
     select
-        source_name,
-        file_path,
-        line_number,
-        coalesce(load_error, change.error) as error,
-        case when load_error is not null or change.error is not null then line end as raw_line,
-        change.source_type,
-        change.read_method,
-        change.source_table,
-        change.key_json,
-        change.op,
-        change.row_image,
-        change.is_full_image,
-        change.is_backfill,
-        change.order_ts,
-        change.sort_pos,
-        timestamp_micros(change.committed_at) as committed_at,
-        change.txn_id,
-        change.event_id,
-        landed_at,
-        landing_run
+        flattened.source_name,
+        flattened.file_path,
+        flattened.line_number,
+        flattened.flattened_event.source_type,
+        flattened.flattened_event.read_method,
+        flattened.flattened_event.source_table,
+        flattened.flattened_event.key_json,
+        flattened.flattened_event.op,
+        flattened.flattened_event.row_image,
+        flattened.flattened_event.is_full_image,
+        flattened.flattened_event.is_backfill,
+        flattened.flattened_event.order_ts,
+        flattened.flattened_event.sort_pos,
+        flattened.flattened_event.txn_id,
+        flattened.flattened_event.event_id,
+        flattened.landed_at,
+        flattened.landing_run,
+        timestamp_micros(flattened.flattened_event.committed_at) as committed_at,
+        coalesce(flattened.load_error, flattened.flattened_event.error) as error,
+        case
+            when
+                flattened.load_error is not null
+                or flattened.flattened_event.error is not null
+                then flattened.line
+        end as raw_line
     from flattened
 )
 

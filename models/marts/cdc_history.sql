@@ -35,9 +35,9 @@ unique_changes as (
     where delivery_number = 1
 ),
 
-{#- A backfill read is placed by its source time among the key's CDC changes, which keep their
-    source position order: mono_ts is the running maximum source time along that order. -#}
 placed_changes as (
+    -- A backfill read is placed by its source time among the key's CDC changes, which keep
+    -- their source position order: mono_ts is the running maximum source time along it.
     select
         *,
         case
@@ -65,8 +65,8 @@ sorted_changes as (
     from placed_changes
 ),
 
-{#- Consecutive changes of a key inside one transaction make one version: its last change. -#}
 transaction_ends as (
+    -- Consecutive changes of a key inside one transaction make one version: its last change.
     select
         *,
         lead(txn_id) over (
@@ -89,16 +89,15 @@ transitions as (
     where next_txn_id is null or next_txn_id != txn_id
 ),
 
-{#- Only real changes: a state equal to the one before it (or a delete with nothing open)
-    is not a transition. -#}
 state_changes as (
+    -- Only real changes: a state equal to the one before it (or a delete with nothing open)
+    -- is not a transition.
     select
         *,
-        not (
-            row_json <=> lag(row_json) over key_order
-            and unavailable_columns <=> lag(unavailable_columns) over key_order
-            and (op = 'delete') = coalesce(lag(op) over key_order = 'delete', true)
-        ) as changes_state
+        row_json <=> lag(row_json) over key_order
+        and unavailable_columns <=> lag(unavailable_columns) over key_order
+        and (op = 'delete') = coalesce(lag(op) over key_order = 'delete', true)
+            as repeats_previous_state
     from transitions
     window key_order as (
         partition by source_system, source_name, source_table, key_json
@@ -106,8 +105,8 @@ state_changes as (
     )
 ),
 
-{#- valid_from is the source time, but never later than the next version's. -#}
 timed_transitions as (
+    -- valid_from is the source time, but never later than the next version's.
     select
         *,
         min(committed_at) over (
@@ -116,7 +115,7 @@ timed_transitions as (
             rows between unbounded preceding and current row
         ) as effective_at
     from state_changes
-    where changes_state
+    where not repeats_previous_state
 ),
 
 versions as (
@@ -125,7 +124,12 @@ versions as (
         lead(effective_at) over (
             partition by source_system, source_name, source_table, key_json
             order by sort_key
-        ) as valid_to
+        ) as valid_to,
+        count(*) over (
+            partition by source_system, source_name, source_table, key_json
+            order by sort_key
+            rows between 1 following and unbounded following
+        ) = 0 as is_current
     from timed_transitions
 ),
 
@@ -140,7 +144,7 @@ final as (
         op,
         effective_at as valid_from,
         valid_to,
-        valid_to is null as is_current,
+        is_current,
         sort_key,
         committed_at,
         last_landing_run,

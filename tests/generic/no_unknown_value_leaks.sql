@@ -3,7 +3,7 @@
     (var cdc_unavailable_placeholders) may appear anywhere in row_json. -#}
 {% test no_unknown_value_leaks(model) %}
 
-{%- set placeholders = var('cdc_unavailable_placeholders', ['__debezium_unavailable_value']) %}
+    {%- set placeholders = var('cdc_unavailable_placeholders', ['__debezium_unavailable_value']) %}
 
 with rows_with_columns as (
     select
@@ -18,7 +18,7 @@ final as (
         row_json is null
         or unavailable_columns is null
         or exists(unavailable_columns, c -> map_contains_key(row_columns, c))
-        {%- for placeholder in placeholders %}
+{%- for placeholder in placeholders %}
             or instr(row_json, '{{ placeholder }}') > 0
         {%- endfor %}
 )
