@@ -125,6 +125,13 @@ versions as (
             partition by source_system, source_name, source_table, key_json
             order by sort_key
         ) as valid_to,
+        coalesce(
+            lead(op) over (
+                partition by source_system, source_name, source_table, key_json
+                order by sort_key
+            ) = 'delete',
+            false
+        ) as closed_by_delete,
         count(*) over (
             partition by source_system, source_name, source_table, key_json
             order by sort_key
@@ -145,6 +152,7 @@ final as (
         effective_at as valid_from,
         valid_to,
         is_current,
+        closed_by_delete,
         sort_key,
         committed_at,
         last_landing_run,

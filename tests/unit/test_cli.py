@@ -1,0 +1,71 @@
+"""The entry point's behaviour that needs no Spark: usage, argument pass-through, the lock."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from cdc_warehouse import cli
+from cdc_warehouse.settings import PROJECT_DIR, Settings
+
+
+def settings_in(tmp_path: Path) -> Settings:
+    return Settings(
+        landing_root=tmp_path / "landing",
+        warehouse_dir=tmp_path / "warehouse",
+        tables_file=tmp_path / "cdc_tables.yml",
+        spark_master="local[1]",
+        driver_memory="1g",
+    )
+
+
+def test_dbt_arguments_pass_through_and_gain_project_and_profiles(tmp_path):
+    args = cli.dbt_args(["build", "--select", "cdc_history+"], settings_in(tmp_path))
+    assert args[:3] == ["build", "--select", "cdc_history+"]
+    assert args[args.index("--project-dir") + 1] == str(PROJECT_DIR)
+    assert args[args.index("--profiles-dir") + 1] == str(PROJECT_DIR / "profiles")
+
+
+def test_explicit_project_dir_is_kept(tmp_path):
+    args = cli.dbt_args(["test", "--project-dir", "/elsewhere"], settings_in(tmp_path))
+    assert args.count("--project-dir") == 1
+    assert "/elsewhere" in args
+
+
+def test_usage_errors_do_not_start_spark(tmp_path, capsys):
+    settings = settings_in(tmp_path)
+    assert cli.execute(["frobnicate"], settings) == 2
+    assert "unknown command" in capsys.readouterr().err
+    assert cli.execute(["dbt"], settings) == 2
+    assert cli.execute([], settings) == 2
+    assert not settings.warehouse_dir.exists()
+
+
+def test_a_second_process_on_the_same_warehouse_stops_at_once(tmp_path):
+    settings = settings_in(tmp_path)
+    holder = (
+        "import sys, time\n"
+        "from cdc_warehouse import cli\n"
+        "from cdc_warehouse.settings import Settings\n"
+        "from pathlib import Path\n"
+        f"s = Settings(Path('{tmp_path}/l'), Path('{settings.warehouse_dir}'), Path('x'), "
+        "'local[1]', '1g')\n"
+        "with cli.warehouse_lock(s):\n"
+        "    print('locked', flush=True)\n"
+        "    time.sleep(30)\n"
+    )
+    process = subprocess.Popen([sys.executable, "-c", holder], stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout.readline().strip() == "locked"
+        try:
+            with cli.warehouse_lock(settings):
+                raise AssertionError("the lock was granted twice")
+        except cli.WarehouseBusy as busy:
+            assert f"pid {process.pid}" in str(busy)
+            assert "one at a time" in str(busy)
+    finally:
+        process.kill()
+        process.wait()
+    with cli.warehouse_lock(settings):
+        pass
