@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StringType, StructField, StructType, TimestampType
 
@@ -63,7 +63,10 @@ class Family:
         return self.text_suffixes + tuple(self.record_readers)
 
 
-FAMILIES: tuple[Family, ...] = (Family("datastream", (".jsonl",), {".avro": _read_avro}),)
+FAMILIES: tuple[Family, ...] = (
+    Family("datastream", (".jsonl",), {".avro": _read_avro}),
+    Family("debezium", (".jsonl",), {}),
+)
 
 
 @dataclass(frozen=True)
@@ -138,6 +141,13 @@ def _landed_paths(spark: SparkSession, family: Family) -> set[str]:
     return {row.file_path for row in rows}
 
 
+def _local_path(uri: Column) -> Column:
+    """Spark reports file paths as URIs, percent-encoding only what a URI forbids; url_decode
+    would also read '+' (common in Kafka-style file names) as a space, so protect it first."""
+    without_scheme = F.regexp_replace(uri, "^file:(//)?", "")
+    return F.url_decode(F.regexp_replace(without_scheme, r"\+", "%2B"))
+
+
 def _text_lines(
     spark: SparkSession, files: list[tuple[str, Path]], run: int, landed_at: datetime
 ) -> DataFrame:
@@ -147,9 +157,7 @@ def _text_lines(
         [(str(path), source) for source, path in files], "path string, source_name string"
     )
     whole = spark.read.text([str(path) for _, path in files], wholetext=True).select(
-        F.url_decode(F.regexp_replace(F.col("_metadata.file_path"), "^file:(//)?", "")).alias(
-            "path"
-        ),
+        _local_path(F.col("_metadata.file_path")).alias("path"),
         "value",
     )
     lines = whole.select("path", F.posexplode(F.split("value", "\n", -1)).alias("pos", "line"))

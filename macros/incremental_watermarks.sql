@@ -43,3 +43,29 @@
         upstream, 'key_cohort', upstream_run_column ~ ' > ' ~ processed_through
     )) }}
 {%- endmacro %}
+
+
+{#- cdc_history's partitions to recompute: those of keys with new changes, every partition
+    holding keys of a table that a new truncate emptied, and those of keys whose primary key
+    change was completed by a newly landed half. -#}
+{% macro history_touched_cohorts() -%}
+    {%- if not execute -%}
+        {{ return([]) }}
+    {%- endif -%}
+    {%- set processed_through = max_processed(this, 'last_landing_run') -%}
+    {%- set changed = distinct_values(
+        ref('int_cdc__change_log'), 'key_cohort', 'landing_run > ' ~ processed_through
+    ) -%}
+    {%- set truncated = distinct_values(
+        "(select registry.key_cohort from " ~ ref('int_cdc__key_registry') ~ " as registry"
+        ~ " inner join " ~ ref('int_cdc__truncates') ~ " as truncates"
+        ~ " using (source_system, source_name, source_table)"
+        ~ " where truncates.landing_run > " ~ processed_through ~ ") as truncated_keys",
+        'key_cohort',
+        'true'
+    ) -%}
+    {%- set succeeded = distinct_values(
+        ref('int_cdc__key_successions'), 'key_cohort', 'landing_run > ' ~ processed_through
+    ) -%}
+    {{ return((changed + truncated + succeeded) | unique | list) }}
+{%- endmacro %}

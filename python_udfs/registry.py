@@ -4,7 +4,7 @@ plain, unit-tested Python."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -12,15 +12,16 @@ import pandas as pd
 from pyspark.sql import SparkSession
 from pyspark.sql.functions import pandas_udf
 
-from python_udfs import datastream
+from python_udfs import datastream, debezium
 from python_udfs.table_settings import KeyLookup, declared_key_lookup, parse_table_settings
 
-DATASTREAM_CHANGE = (
-    "error string, source_type string, read_method string, source_table string, "
-    "key_json string, op string, row_image map<string,string>, is_full_image boolean, "
-    "is_backfill boolean, order_ts bigint, sort_pos string, committed_at bigint, "
-    "txn_id string, event_id string"
+# The change-log row of docs/decisions/001 as every family's flatten UDF returns it.
+CHANGE = (
+    "error string, source_table string, key_json string, op string, "
+    "row_image map<string,string>, is_full_image boolean, is_backfill boolean, "
+    "order_ts bigint, sort_pos string, committed_at bigint, txn_id string, event_id string"
 )
+DATASTREAM_CHANGE = f"{CHANGE}, source_type string, read_method string"
 
 
 def guarded(parse: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
@@ -35,23 +36,48 @@ def guarded(parse: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any
     return call
 
 
+def _frame(records: Iterable[dict[str, Any]], schema: str) -> pd.DataFrame:
+    return pd.DataFrame.from_records(
+        list(records), columns=[field.split()[0] for field in schema.split(", ")]
+    )
+
+
 def datastream_flatten_udf(declared_keys: KeyLookup):
     flatten = guarded(datastream.flatten_event)
 
     @pandas_udf(DATASTREAM_CHANGE)
     def datastream_flatten(lines: pd.Series, source_names: pd.Series) -> pd.DataFrame:
-        return pd.DataFrame.from_records(
-            [
+        return _frame(
+            (
                 flatten(line, source, declared_keys)
                 for line, source in zip(lines, source_names, strict=True)
-            ],
-            columns=[field.split()[0] for field in DATASTREAM_CHANGE.split(", ")],
+            ),
+            DATASTREAM_CHANGE,
         )
 
     return datastream_flatten
+
+
+def debezium_flatten_udf(declared_keys: KeyLookup):
+    flatten = guarded(debezium.flatten_record)
+
+    @pandas_udf(CHANGE)
+    def debezium_flatten(
+        lines: pd.Series, source_names: pd.Series, placeholders: pd.Series
+    ) -> pd.DataFrame:
+        return _frame(
+            (
+                flatten(line, source, tuple(marks), declared_keys)
+                for line, source, marks in zip(lines, source_names, placeholders, strict=True)
+            ),
+            CHANGE,
+        )
+
+    return debezium_flatten
 
 
 def register_all(spark: SparkSession, tables_file: Path) -> None:
     entries = parse_table_settings(tables_file.read_text()) if tables_file.exists() else []
     declared_keys = declared_key_lookup(entries)
     spark.udf.register("datastream_flatten", datastream_flatten_udf(declared_keys))
+    spark.udf.register("debezium_flatten", debezium_flatten_udf(declared_keys))

@@ -6,8 +6,14 @@ with datastream_changes as (
     select * from {{ ref('int_datastream__changes') }}
 ),
 
+debezium_changes as (
+    select * from {{ ref('int_debezium__changes') }}
+),
+
 final as (
     select * from datastream_changes
+    union all
+    select * from debezium_changes
 )
 
 select * from final

@@ -1,3 +1,5 @@
+-- depends_on: {{ ref('int_cdc__key_registry') }}
+-- depends_on: {{ ref('int_cdc__key_successions') }}
 {{
     config(
         materialized='incremental',
@@ -8,13 +10,100 @@
 
 {#- A run recomputes whole key partitions from the change log: a late event takes its place in
     its key's history, and the model never reads the table it overwrites. -#}
-{%- set touched = touched_cohorts(ref('int_cdc__change_log'), 'landing_run') if is_incremental() %}
+{%- if is_incremental() %}
+    {%- set touched = history_touched_cohorts() %}
+    {%- set predecessor_cohorts = distinct_values(
+        ref('int_cdc__key_successions'),
+        'predecessor_key_cohort',
+        in_values('key_cohort', touched)
+    ) | reject('in', touched) | list %}
+{%- endif %}
 
-with changes as (
-    select * from {{ ref('int_cdc__change_log') }}
+with keyed_changes as (
+    select
+        *,
+        false as is_context
+    from {{ ref('int_cdc__change_log') }}
     {%- if is_incremental() %}
         where {{ in_values('key_cohort', touched) }}
     {%- endif %}
+),
+
+key_successions as (
+    select distinct
+        source_system,
+        source_name,
+        source_table,
+        key_json,
+        predecessor_key_json,
+        sort_pos
+    from {{ ref('int_cdc__key_successions') }}
+    {%- if is_incremental() %}
+        where {{ in_values('key_cohort', touched) }}
+    {%- endif %}
+),
+
+predecessor_context as (
+    -- Changes of the old keys of primary key changes whose partition this run does not
+    -- rewrite: read only to complete their successors' values.
+    select
+        change_log.*,
+        true as is_context
+    from {{ ref('int_cdc__change_log') }} as change_log
+    left semi join key_successions
+        on
+            change_log.source_system = key_successions.source_system
+            and change_log.source_name = key_successions.source_name
+            and change_log.source_table = key_successions.source_table
+            and change_log.key_json = key_successions.predecessor_key_json
+    where {{ in_values('change_log.key_cohort', predecessor_cohorts if is_incremental() else []) }}
+),
+
+table_keys as (
+    select distinct
+        source_system,
+        source_name,
+        source_table,
+        key_json,
+        key_cohort
+    from keyed_changes
+),
+
+truncate_deletes as (
+    -- A truncate deletes every key of its table at its position.
+    select
+        table_keys.source_system,
+        table_keys.source_name,
+        table_keys.source_table,
+        table_keys.key_json,
+        'delete' as op,
+        map_from_arrays(array(), array()) as row_image,
+        true as is_full_image,
+        false as is_backfill,
+        cast(null as bigint) as order_ts,
+        truncates.sort_pos,
+        truncates.committed_at,
+        truncates.txn_id,
+        truncates.event_id,
+        cast(null as string) as file_path,
+        cast(null as bigint) as line_number,
+        truncates.landing_run,
+        table_keys.key_cohort,
+        false as is_context
+    from table_keys
+    inner join {{ ref('int_cdc__truncates') }} as truncates
+        on
+            table_keys.source_system = truncates.source_system
+            and table_keys.source_name = truncates.source_name
+            and table_keys.source_table = truncates.source_table
+),
+
+changes as (
+    select * from keyed_changes
+    union all
+    select * from truncate_deletes
+    union all
+    select * from predecessor_context
 ),
 
 deliveries as (
@@ -65,6 +154,132 @@ sorted_changes as (
     from placed_changes
 ),
 
+incomplete_changes as (
+    -- Changes that do not carry every column's value (TOAST placeholder, 'u', partial image).
+    select * from sorted_changes
+    where
+        not is_context
+        and op != 'delete'
+        and exists(map_values(row_image), v -> v is null)
+),
+
+unknown_cells as (
+    select
+        incomplete_changes.source_system,
+        incomplete_changes.source_name,
+        incomplete_changes.source_table,
+        incomplete_changes.key_json,
+        incomplete_changes.sort_key,
+        cells.column_name,
+        cast(null as string) as column_value,
+        true as is_unknown
+    from incomplete_changes
+        lateral view explode(incomplete_changes.row_image) cells as column_name, column_value
+    where cells.column_value is null
+),
+
+lineage_changes as (
+    -- The known values a key's unknown cells may take: its own earlier ones, and its
+    -- predecessor's from before the primary key change.
+    select
+        sorted_changes.source_system,
+        sorted_changes.source_name,
+        sorted_changes.source_table,
+        sorted_changes.key_json,
+        sorted_changes.sort_key,
+        sorted_changes.row_image
+    from sorted_changes
+    left semi join incomplete_changes
+        on
+            sorted_changes.source_system = incomplete_changes.source_system
+            and sorted_changes.source_name = incomplete_changes.source_name
+            and sorted_changes.source_table = incomplete_changes.source_table
+            and sorted_changes.key_json = incomplete_changes.key_json
+    where sorted_changes.op != 'delete'
+    union all
+    select
+        key_successions.source_system,
+        key_successions.source_name,
+        key_successions.source_table,
+        key_successions.key_json,
+        sorted_changes.sort_key,
+        sorted_changes.row_image
+    from key_successions
+    inner join sorted_changes
+        on
+            key_successions.source_system = sorted_changes.source_system
+            and key_successions.source_name = sorted_changes.source_name
+            and key_successions.source_table = sorted_changes.source_table
+            and key_successions.predecessor_key_json = sorted_changes.key_json
+            and key_successions.sort_pos > sorted_changes.sort_pos
+    where sorted_changes.op != 'delete'
+),
+
+known_cells as (
+    select
+        lineage_changes.source_system,
+        lineage_changes.source_name,
+        lineage_changes.source_table,
+        lineage_changes.key_json,
+        lineage_changes.sort_key,
+        cells.column_name,
+        cells.column_value,
+        false as is_unknown
+    from lineage_changes
+        lateral view explode(lineage_changes.row_image) cells as column_name, column_value
+    where cells.column_value is not null
+),
+
+filled_cells as (
+    select
+        *,
+        last(column_value, true) over (
+            partition by source_system, source_name, source_table, key_json, column_name
+            order by sort_key
+            rows between unbounded preceding and current row
+        ) as latest_value
+    from (
+        select * from unknown_cells
+        union all
+        select * from known_cells
+    ) as cells
+),
+
+filled_images as (
+    select
+        source_system,
+        source_name,
+        source_table,
+        key_json,
+        sort_key,
+        map_from_entries(collect_list(struct(column_name, latest_value))) as filled_image
+    from filled_cells
+    where is_unknown and latest_value is not null
+    group by source_system, source_name, source_table, key_json, sort_key
+),
+
+completed_changes as (
+    -- Partial row images are completed: an unknown column takes the latest earlier value.
+    select
+        sorted_changes.*,
+        coalesce(
+            map_zip_with(
+                sorted_changes.row_image,
+                filled_images.filled_image,
+                (column_name, own_value, filled_value) -> coalesce(own_value, filled_value)
+            ),
+            sorted_changes.row_image
+        ) as completed_image
+    from sorted_changes
+    left join filled_images
+        on
+            sorted_changes.source_system = filled_images.source_system
+            and sorted_changes.source_name = filled_images.source_name
+            and sorted_changes.source_table = filled_images.source_table
+            and sorted_changes.key_json = filled_images.key_json
+            and sorted_changes.sort_key = filled_images.sort_key
+),
+
 transaction_ends as (
     -- Consecutive changes of a key inside one transaction make one version: its last change.
     select
@@ -73,17 +288,18 @@ transaction_ends as (
             partition by source_system, source_name, source_table, key_json
             order by sort_key
         ) as next_txn_id
-    from sorted_changes
+    from completed_changes
+    where not is_context
 ),
 
 transitions as (
     select
         *,
         case
-            when op != 'delete' then {{ row_json_from_image('row_image') }}
+            when op != 'delete' then {{ row_json_from_image('completed_image') }}
         end as row_json,
         case
-            when op != 'delete' then {{ unavailable_columns_of_image('row_image') }}
+            when op != 'delete' then {{ unavailable_columns_of_image('completed_image') }}
         end as unavailable_columns
     from transaction_ends
     where next_txn_id is null or next_txn_id != txn_id

@@ -3,98 +3,36 @@ and all three marts compared with what the independent oracle derives from the c
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-from typing import Any
-
 import pytest
 
-from tests.conftest import Pipeline, utc_text
+from tests.conftest import Pipeline
 
 from .datastream_oracle import expected_marts
 from .datastream_scenario import build_waves, declared_keys, declared_tables_yaml, write_wave
+from .marts import (
+    MARTS,
+    as_mart_text,
+    assert_same,
+    current_facts,
+    history_facts,
+    quarantine_facts,
+    run_waves,
+    snapshot,
+)
 
 # Small key partitions so that a run touches some partitions and not others.
 DBT_VARS = ("--vars", "{cdc_keys_per_partition: 4}")
 WAVES = build_waves()
-MARTS = ("cdc_current", "cdc_history", "cdc_quarantine")
-BOOKKEEPING = {"last_landing_run", "key_cohort", "landing_run", "landed_at"}
 
 
-def snapshot(pipeline: Pipeline) -> dict[str, list[dict[str, Any]]]:
-    return {mart: pipeline.rows(mart) for mart in MARTS}
-
-
-def current_facts(rows: list[dict[str, Any]]) -> list[tuple]:
-    return sorted(
-        (
-            row["source_name"],
-            row["source_table"],
-            row["key_json"],
-            row["row_json"],
-            tuple(row["unavailable_columns"]),
-            row["last_op"],
-            row["last_committed_at"],
-        )
-        for row in rows
-    )
-
-
-def history_facts(rows: list[dict[str, Any]]) -> list[tuple]:
-    return sorted(
-        (
-            row["source_name"],
-            row["source_table"],
-            row["key_json"],
-            row["valid_from"],
-            row["valid_to"] or "",
-            row["row_json"],
-            tuple(row["unavailable_columns"]),
-            row["op"],
-            row["is_current"],
-        )
-        for row in rows
-    )
-
-
-def quarantine_facts(rows: list[dict[str, Any]], landing_root: Path | None) -> list[tuple]:
-    def relative(path: str) -> str:
-        return str(Path(path).relative_to(landing_root)) if landing_root else path
-
-    return sorted(
-        (row["source_name"], relative(row["file_path"]), row["line_number"]) for row in rows
-    )
-
-
-def expected(wave_count: int) -> dict[str, list[dict[str, Any]]]:
-    oracle = expected_marts(WAVES[:wave_count], declared_keys())
-    for row in oracle["cdc_current"]:
-        row["last_committed_at"] = utc_text(row["last_committed_at"])
-    for row in oracle["cdc_history"]:
-        row["valid_from"] = utc_text(row["valid_from"])
-        row["valid_to"] = utc_text(row["valid_to"])
-    return oracle
-
-
-def assert_same(actual: list[tuple], wanted: list[tuple], what: str) -> None:
-    missing = [row for row in wanted if row not in actual]
-    unexpected = [row for row in actual if row not in wanted]
-    assert not missing and not unexpected, (
-        f"{what}: missing {json.dumps(missing, indent=1, default=str)}\n"
-        f"unexpected {json.dumps(unexpected, indent=1, default=str)}"
-    )
+def expected(wave_count: int):
+    return as_mart_text(expected_marts(WAVES[:wave_count], declared_keys()))
 
 
 @pytest.fixture(scope="module")
-def waves_run(tmp_path_factory, java_available) -> tuple[Pipeline, list[dict[str, list]]]:
-    """Land wave after wave, `cdcw run` after each, and keep the marts after every run."""
+def waves_run(tmp_path_factory, java_available):
     pipeline = Pipeline(tmp_path_factory.mktemp("datastream_waves"), declared_tables_yaml())
-    snapshots = []
-    for wave in WAVES:
-        write_wave(pipeline.landing_root, wave)
-        assert pipeline.cdcw("run", *DBT_VARS) == 0, "cdcw run (land + dbt build) failed"
-        snapshots.append(snapshot(pipeline))
-    return pipeline, snapshots
+    return pipeline, run_waves(pipeline, WAVES, *DBT_VARS)
 
 
 @pytest.mark.parametrize("wave_count", range(1, len(WAVES) + 1))
@@ -139,7 +77,7 @@ def test_history_has_versions_from_several_key_partitions(waves_run):
 def test_a_run_without_new_files_changes_nothing(waves_run):
     pipeline, snapshots = waves_run
     assert pipeline.cdcw("run", *DBT_VARS) == 0
-    assert snapshot(pipeline) == snapshots[-1] | {}
+    assert snapshot(pipeline) == snapshots[-1]
 
 
 def test_incremental_runs_equal_a_full_refresh(waves_run):
@@ -151,7 +89,7 @@ def test_incremental_runs_equal_a_full_refresh(waves_run):
 
 
 def test_all_waves_landed_at_once_give_the_same_marts(waves_run, tmp_path):
-    _, snapshots = waves_run
+    first, snapshots = waves_run
     single = Pipeline(tmp_path, declared_tables_yaml())
     for wave in WAVES:
         write_wave(single.landing_root, wave)
@@ -160,5 +98,5 @@ def test_all_waves_landed_at_once_give_the_same_marts(waves_run, tmp_path):
     assert current_facts(together["cdc_current"]) == current_facts(snapshots[-1]["cdc_current"])
     assert history_facts(together["cdc_history"]) == history_facts(snapshots[-1]["cdc_history"])
     assert quarantine_facts(together["cdc_quarantine"], single.landing_root) == (
-        quarantine_facts(snapshots[-1]["cdc_quarantine"], waves_run[0].landing_root)
+        quarantine_facts(snapshots[-1]["cdc_quarantine"], first.landing_root)
     )

@@ -1,9 +1,7 @@
 {#- Contract §2: an unknown value is never NULL and never a placeholder. A column listed in
     unavailable_columns must be absent from row_json, and no source placeholder
-    (var cdc_unavailable_placeholders) may appear anywhere in row_json. -#}
+    (var cdc_unavailable_placeholders), nor its base64 form, may appear in row_json. -#}
 {% test no_unknown_value_leaks(model) %}
-
-    {%- set placeholders = var('cdc_unavailable_placeholders', ['__debezium_unavailable_value']) %}
 
 with rows_with_columns as (
     select
@@ -18,9 +16,11 @@ final as (
         row_json is null
         or unavailable_columns is null
         or exists(unavailable_columns, c -> map_contains_key(row_columns, c))
-{%- for placeholder in placeholders %}
-            or instr(row_json, '{{ placeholder }}') > 0
-        {%- endfor %}
+        or exists(
+            {{ unavailable_placeholders() }},
+            placeholder -> instr(row_json, placeholder) > 0
+            or instr(row_json, base64(placeholder)) > 0
+        )
 )
 
 select * from final
