@@ -66,6 +66,7 @@ class Family:
 FAMILIES: tuple[Family, ...] = (
     Family("datastream", (".jsonl",), {".avro": _read_avro}),
     Family("debezium", (".jsonl",), {}),
+    Family("pgoutput", (".jsonl",), {}),
 )
 
 

@@ -20,10 +20,12 @@ from decimal import Decimal
 from typing import Any
 
 from python_udfs.json_values import (
+    JsonDocument,
     canonical_json,
     format_instant_micros,
     normalize,
     parse_instant_ns,
+    parse_json_document,
     pos_uint,
 )
 from python_udfs.table_settings import KeyLookup
@@ -407,8 +409,9 @@ def _is_unavailable_json(schema: dict[str, Any] | None, typed: Any, marks: _Plac
     return (
         schema is not None
         and schema.get("name") == "io.debezium.data.Json"
-        and isinstance(typed, dict)
-        and typed in marks.maps
+        and isinstance(typed, JsonDocument)
+        and isinstance(typed.value, dict)
+        and typed.value in marks.maps
     )
 
 
@@ -530,7 +533,7 @@ def _scaled(unscaled: bytes, scale: int) -> Any:
 
 def _json_column(schema: dict[str, Any], value: Any) -> Any:
     try:
-        return normalize(json.loads(_text(value, "Json"), parse_float=Decimal))
+        return parse_json_document(_text(value, "Json"))
     except json.JSONDecodeError as exc:
         raise ValueError(f"Json holds no JSON: {exc}") from None
 
@@ -544,7 +547,7 @@ def _float_value(schema: dict[str, Any], value: Any) -> Any:
     if isinstance(value, str) and value in _FLOAT_TEXTS:
         return value
     if isinstance(value, (int, float, Decimal)) and not isinstance(value, bool):
-        return normalize(value)
+        return float(value)
     raise ValueError(f"{schema['type']} expects a number, got {value!r}")
 
 

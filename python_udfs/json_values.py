@@ -29,13 +29,43 @@ _INSTANT = re.compile(
 )
 
 
+class JsonDocument:
+    """A JSON column's value. The contract keeps it as the JSON value itself, so its numbers are
+    not re-typed (a big integer inside stays a number); only its keys get sorted."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+def _finite_json_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"number out of double range: {text}")
+    return value
+
+
+def _no_json_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def parse_json_document(text: str) -> JsonDocument:
+    """Parse a JSON column's text; ValueError for anything that is not JSON (NaN included)."""
+    return JsonDocument(
+        json.loads(text, parse_float=_finite_json_float, parse_constant=_no_json_constant)
+    )
+
+
 def normalize(value: Any) -> Any:
     """Return `value` with the contract's JSON typing, so equal values serialise identically.
 
-    Numbers keep their JSON number form only where a double holds them exactly; otherwise they
-    become decimal strings, so no consumer silently loses digits. Floats go through the same
-    decimal rule, so a value read from Avro and the same value read from JSON agree.
+    Integers and decimals keep their JSON number form only where a double holds them exactly;
+    otherwise they become decimal strings, so no consumer silently loses digits. A float is a
+    double already and stays a number (NaN and the infinities, which JSON lacks, become strings).
     """
+    if isinstance(value, JsonDocument):
+        return value.value
     if value is None or isinstance(value, (bool, str)):
         return value
     if isinstance(value, int):
@@ -45,7 +75,7 @@ def normalize(value: Any) -> Any:
             return "NaN"
         if math.isinf(value):
             return "Infinity" if value > 0 else "-Infinity"
-        return _normalize_decimal(Decimal(repr(value)))
+        return value
     if isinstance(value, Decimal):
         return _normalize_decimal(value)
     if isinstance(value, dict):

@@ -4,6 +4,7 @@ plain, unit-tested Python."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ import pandas as pd
 from pyspark.sql import SparkSession
 from pyspark.sql.functions import pandas_udf
 
-from python_udfs import datastream, debezium
+from python_udfs import datastream, debezium, pgoutput
 from python_udfs.table_settings import KeyLookup, declared_key_lookup, parse_table_settings
 
 # The change-log row of docs/decisions/001 as every family's flatten UDF returns it.
@@ -22,6 +23,12 @@ CHANGE = (
     "order_ts bigint, sort_pos string, committed_at bigint, txn_id string, event_id string"
 )
 DATASTREAM_CHANGE = f"{CHANGE}, source_type string, read_method string"
+PGOUTPUT_MESSAGE = (
+    "error string, kind string, lsn bigint, txn_xid bigint, sub_xid bigint, "
+    "first_segment boolean, commit_lsn bigint, commit_ts bigint, gid string, "
+    "relation_oid bigint, relation_json string, old_kind string, old_tuple_json string, "
+    "new_tuple_json string, truncate_oids array<bigint>"
+)
 
 
 def guarded(parse: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
@@ -32,6 +39,18 @@ def guarded(parse: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any
             return parse(*args)
         except Exception as exc:  # the boundary between data and the run
             return {"error": f"internal error: {type(exc).__name__}: {exc}"}
+
+    return call
+
+
+def guarded_list(
+    parse: Callable[..., list[dict[str, Any]]],
+) -> Callable[..., list[dict[str, Any]]]:
+    single = guarded(lambda *args: {"rows": parse(*args)})
+
+    def call(*args: Any) -> list[dict[str, Any]]:
+        result = single(*args)
+        return result.get("rows", [result])
 
     return call
 
@@ -76,8 +95,48 @@ def debezium_flatten_udf(declared_keys: KeyLookup):
     return debezium_flatten
 
 
+def pgoutput_message_udf():
+    decode = guarded(pgoutput.message_row)
+
+    @pandas_udf(PGOUTPUT_MESSAGE)
+    def pgoutput_message(lines: pd.Series, in_stream: pd.Series) -> pd.DataFrame:
+        return _frame(
+            (decode(line, bool(flag)) for line, flag in zip(lines, in_stream, strict=True)),
+            PGOUTPUT_MESSAGE,
+        )
+
+    return pgoutput_message
+
+
+def pgoutput_changes_udf(declared_keys: KeyLookup):
+    """Returns JSON text (parsed with from_json in SQL): one message may make two changes."""
+    rows = guarded_list(pgoutput.change_rows)
+
+    @pandas_udf("string")
+    def pgoutput_changes(
+        relations: pd.Series,
+        kinds: pd.Series,
+        old_kinds: pd.Series,
+        old_tuples: pd.Series,
+        new_tuples: pd.Series,
+        source_names: pd.Series,
+    ) -> pd.Series:
+        return pd.Series(
+            [
+                json.dumps(rows(*args, declared_keys), ensure_ascii=False)
+                for args in zip(
+                    relations, kinds, old_kinds, old_tuples, new_tuples, source_names, strict=True
+                )
+            ]
+        )
+
+    return pgoutput_changes
+
+
 def register_all(spark: SparkSession, tables_file: Path) -> None:
     entries = parse_table_settings(tables_file.read_text()) if tables_file.exists() else []
     declared_keys = declared_key_lookup(entries)
     spark.udf.register("datastream_flatten", datastream_flatten_udf(declared_keys))
     spark.udf.register("debezium_flatten", debezium_flatten_udf(declared_keys))
+    spark.udf.register("pgoutput_message", pgoutput_message_udf())
+    spark.udf.register("pgoutput_changes", pgoutput_changes_udf(declared_keys))

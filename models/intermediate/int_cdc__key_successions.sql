@@ -5,8 +5,8 @@
     )
 }}
 
-{#- A primary key change deletes the old key and inserts the new one at the same position of one
-    transaction; when the new key's image leaves values unknown (TOAST), they continue the old
+{#- A primary key change deletes the old key and brings the new one (Debezium: an insert,
+    pgoutput: an update) at the same position of one transaction; when the new key's image leaves values unknown (TOAST), they continue the old
     key's. The two halves may land in different runs and partitions (Kafka partitions by key),
     so successions are found whenever either half is new. -#}
 {%- set processed_through = max_processed(this, 'landing_run') if is_incremental() else -1 %}
@@ -15,9 +15,9 @@ with change_log as (
     select * from {{ ref('int_cdc__change_log') }}
 ),
 
-incomplete_inserts as (
+incomplete_images as (
     select * from change_log
-    where op = 'insert' and exists(map_values(row_image), v -> v is null)
+    where op in ('insert', 'update') and exists(map_values(row_image), v -> v is null)
 ),
 
 deletes as (
@@ -27,36 +27,36 @@ deletes as (
 
 final as (
     select
-        incomplete_inserts.source_system,
-        incomplete_inserts.source_name,
-        incomplete_inserts.source_table,
-        incomplete_inserts.key_json,
-        incomplete_inserts.key_cohort,
+        incomplete_images.source_system,
+        incomplete_images.source_name,
+        incomplete_images.source_table,
+        incomplete_images.key_json,
+        incomplete_images.key_cohort,
         deletes.key_json as predecessor_key_json,
         deletes.key_cohort as predecessor_key_cohort,
-        incomplete_inserts.sort_pos,
-        max(greatest(incomplete_inserts.landing_run, deletes.landing_run)) as landing_run
-    from incomplete_inserts
+        incomplete_images.sort_pos,
+        max(greatest(incomplete_images.landing_run, deletes.landing_run)) as landing_run
+    from incomplete_images
     inner join deletes
         on
-            incomplete_inserts.source_system = deletes.source_system
-            and incomplete_inserts.source_name = deletes.source_name
-            and incomplete_inserts.source_table = deletes.source_table
-            and incomplete_inserts.txn_id = deletes.txn_id
-            and incomplete_inserts.sort_pos = deletes.sort_pos
-            and incomplete_inserts.key_json != deletes.key_json
+            incomplete_images.source_system = deletes.source_system
+            and incomplete_images.source_name = deletes.source_name
+            and incomplete_images.source_table = deletes.source_table
+            and incomplete_images.txn_id = deletes.txn_id
+            and incomplete_images.sort_pos = deletes.sort_pos
+            and incomplete_images.key_json != deletes.key_json
     where
-        incomplete_inserts.landing_run > {{ processed_through }}
+        incomplete_images.landing_run > {{ processed_through }}
         or deletes.landing_run > {{ processed_through }}
     group by
-        incomplete_inserts.source_system,
-        incomplete_inserts.source_name,
-        incomplete_inserts.source_table,
-        incomplete_inserts.key_json,
-        incomplete_inserts.key_cohort,
+        incomplete_images.source_system,
+        incomplete_images.source_name,
+        incomplete_images.source_table,
+        incomplete_images.key_json,
+        incomplete_images.key_cohort,
         deletes.key_json,
         deletes.key_cohort,
-        incomplete_inserts.sort_pos
+        incomplete_images.sort_pos
 )
 
 select * from final

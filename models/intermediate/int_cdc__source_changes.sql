@@ -10,10 +10,16 @@ debezium_changes as (
     select * from {{ ref('int_debezium__changes') }}
 ),
 
+pgoutput_changes as (
+    {{ keyed_changes(ref('int_pgoutput__changes'), 'pgoutput') }}
+),
+
 final as (
     select * from datastream_changes
     union all
     select * from debezium_changes
+    union all
+    select * from pgoutput_changes
 )
 
 select * from final

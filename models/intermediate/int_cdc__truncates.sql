@@ -10,24 +10,17 @@
 {%- set processed_through = max_processed(this, 'landing_run') if is_incremental() else -1 %}
 
 with debezium_truncates as (
-    select
-        'debezium' as source_system,
-        source_name,
-        source_table,
-        sort_pos,
-        committed_at,
-        txn_id,
-        event_id,
-        landing_run
-    from {{ ref('int_debezium__events') }}
-    where
-        error is null
-        and op = 'truncate'
-        and landing_run > {{ processed_through }}
+    {{ truncates_of(ref('int_debezium__events'), 'debezium', processed_through) }}
+),
+
+pgoutput_truncates as (
+    {{ truncates_of(ref('int_pgoutput__changes'), 'pgoutput', processed_through) }}
 ),
 
 final as (
     select * from debezium_truncates
+    union all
+    select * from pgoutput_truncates
 )
 
 select * from final

@@ -15,10 +15,22 @@ debezium_rejects as (
     {{ rejected_lines(ref('int_debezium__events'), 'debezium', processed_through) }}
 ),
 
+pgoutput_message_rejects as (
+    {{ rejected_lines(ref('int_pgoutput__messages'), 'pgoutput', processed_through) }}
+),
+
+pgoutput_change_rejects as (
+    {{ rejected_lines(ref('int_pgoutput__changes'), 'pgoutput', processed_through) }}
+),
+
 final as (
     select * from datastream_rejects
     union all
     select * from debezium_rejects
+    union all
+    select * from pgoutput_message_rejects
+    union all
+    select * from pgoutput_change_rejects
 )
 
 select * from final

@@ -276,7 +276,8 @@ VARIABLE_DECIMAL_FIELDS = [col("scale", "int32", optional=False), col("value", "
         (col("v", "bytes", "io.debezium.data.Bits", parameters={"length": "3"}), "BQ==", '"BQ=="'),
         (col("v", "string", JSON), '{"b": [1, 2.5], "a": null}', '{"a":null,"b":[1,2.5]}'),
         (col("v", "string", JSON), '"text"', '"text"'),
-        (col("v", "string", JSON), '{"n": 12345678901234567890}', '{"n":"12345678901234567890"}'),
+        # A Json column is the JSON value itself: numbers inside are not re-typed.
+        (col("v", "string", JSON), '{"n": 12345678901234567890}', '{"n":12345678901234567890}'),
         (
             col("v", "string", "io.debezium.data.Uuid"),
             "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11",
@@ -298,7 +299,9 @@ VARIABLE_DECIMAL_FIELDS = [col("scale", "int32", optional=False), col("value", "
         (col("v", "double"), 2.5, "2.5"),
         (col("v", "float"), 0.5, "0.5"),
         (col("v", "float64"), 0.1, "0.1"),
-        (col("v", "float32"), 3, "3"),
+        # A double is a JSON number as it is, however large.
+        (col("v", "float32"), 3, "3.0"),
+        (col("v", "float64"), 1.7976931348623157e308, "1.7976931348623157e+308"),
         (col("v", "float64"), "NaN", '"NaN"'),
         (col("v", "float64"), "Infinity", '"Infinity"'),
         (col("v", "float64"), "-Infinity", '"-Infinity"'),
@@ -327,7 +330,7 @@ VARIABLE_DECIMAL_FIELDS = [col("scale", "int32", optional=False), col("value", "
                 ],
             ),
             {"x": 1.5, "y": 2, "wkb": "AAF=", "srid": None},
-            '{"srid":null,"wkb":"AAE=","x":1.5,"y":2}',
+            '{"srid":null,"wkb":"AAE=","x":1.5,"y":2.0}',
         ),
         (col("v", "int32", DATE), None, "null"),
     ],

@@ -1,0 +1,163 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='append',
+        partition_by=['landing_run'],
+    )
+}}
+
+{#- The row changes of newly committed transactions: the log's content between a transaction's
+    last restart and its commit, without subtransactions aborted in between, typed by the
+    Relation message in force at each change (it may have landed in an earlier run). They take
+    the commit's landing run: that is when they become changes. -#}
+{%- set processed_through = max_processed(this, 'landing_run') if is_incremental() else -1 %}
+
+with messages as (
+    select * from {{ ref('int_pgoutput__messages') }}
+    where error is null
+),
+
+new_transactions as (
+    select * from {{ ref('int_pgoutput__transactions') }}
+    where landing_run > {{ processed_through }}
+),
+
+transaction_messages as (
+    select
+        messages.*,
+        new_transactions.commit_lsn as transaction_commit_lsn,
+        new_transactions.commit_ts as transaction_commit_ts,
+        new_transactions.landing_run as commit_landing_run
+    from messages
+    inner join new_transactions
+        on
+            messages.source_name = new_transactions.source_name
+            and messages.txn_xid = new_transactions.txn_xid
+            and messages.log_position < new_transactions.commit_position
+            and (
+                new_transactions.restart_position is null
+                or messages.log_position > new_transactions.restart_position
+            )
+),
+
+aborted_subtransactions as (
+    select distinct
+        source_name,
+        txn_xid,
+        sub_xid
+    from transaction_messages
+    where kind = 'stream_abort' and sub_xid != txn_xid
+),
+
+row_messages as (
+    select transaction_messages.*
+    from transaction_messages
+    left anti join aborted_subtransactions
+        on
+            transaction_messages.source_name = aborted_subtransactions.source_name
+            and transaction_messages.txn_xid = aborted_subtransactions.txn_xid
+            and transaction_messages.sub_xid = aborted_subtransactions.sub_xid
+    where transaction_messages.kind in ('insert', 'update', 'delete', 'truncate')
+),
+
+relation_changes as (
+    select
+        row_messages.*,
+        coalesce(row_messages.relation_oid, truncated.relation_oid) as changed_relation_oid
+    from row_messages
+        lateral view outer explode(row_messages.truncate_oids) truncated as relation_oid
+),
+
+relations as (
+    select
+        source_name,
+        relation_oid,
+        relation_json,
+        log_position
+    from messages
+    where kind = 'relation'
+),
+
+described_changes as (
+    select
+        relation_changes.*,
+        relations.relation_json as relation_definition,
+        row_number() over (
+            partition by
+                relation_changes.source_name,
+                relation_changes.log_position,
+                relation_changes.changed_relation_oid
+            order by relations.log_position desc
+        ) as relation_rank
+    from relation_changes
+    left join relations
+        on
+            relation_changes.source_name = relations.source_name
+            and relation_changes.changed_relation_oid = relations.relation_oid
+            and relation_changes.log_position > relations.log_position
+),
+
+typed_changes as (
+    select
+        described_changes.*,
+        explode(
+            from_json(
+                pgoutput_changes(
+                    described_changes.relation_definition,
+                    described_changes.kind,
+                    described_changes.old_kind,
+                    described_changes.old_tuple_json,
+                    described_changes.new_tuple_json,
+                    described_changes.source_name
+                ),
+                'array<struct<error: string, source_table: string, key_json: string, '
+                || 'op: string, row_image: map<string, string>>>'
+            )
+        ) as typed_change
+    from described_changes
+    where described_changes.relation_rank = 1
+),
+
+final as (
+    select
+        typed_changes.source_name,
+        typed_changes.file_path,
+        typed_changes.line_number,
+        typed_changes.typed_change.source_table,
+        typed_changes.typed_change.key_json,
+        typed_changes.typed_change.op,
+        typed_changes.typed_change.row_image,
+        typed_changes.typed_change.error,
+        typed_changes.landed_at,
+        typed_changes.transaction_commit_ts as committed_at,
+        typed_changes.commit_landing_run as landing_run,
+        true as is_full_image,
+        false as is_backfill,
+        cast(null as bigint) as order_ts,
+        concat_ws(
+            '.',
+            lpad(cast(typed_changes.transaction_commit_lsn as string), 20, '0'),
+            lpad(cast(typed_changes.lsn as string), 20, '0')
+        ) as sort_pos,
+        concat('xid:', typed_changes.txn_xid) as txn_id,
+        concat_ws(
+            ':',
+            typed_changes.transaction_commit_lsn,
+            typed_changes.lsn,
+            typed_changes.typed_change.op
+        ) as event_id,
+        case
+            when typed_changes.typed_change.error is not null
+                then concat_ws(
+                    ' ',
+                    typed_changes.kind,
+                    'message at lsn',
+                    typed_changes.lsn,
+                    'of xid',
+                    typed_changes.txn_xid
+                )
+        end as raw_line
+    from typed_changes
+)
+
+select * from final
