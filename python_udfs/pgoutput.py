@@ -15,6 +15,7 @@ import json
 import math
 import re
 import struct
+import uuid
 from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
@@ -341,7 +342,9 @@ def typed_value(kind: str, raw: bytes | None, type_oid: int) -> tuple[bool, str 
     if kind == "u":
         return False, None
     if kind == "b":
-        raise ValueError("binary tuple data not supported")
+        if raw is None:
+            raise ValueError("binary tuple data without a value")
+        return True, canonical_json(_binary_value(bytes(raw), type_oid))
     if kind != "t":
         raise ValueError(f"unknown tuple data kind {kind!r}")
     if raw is None:
@@ -354,6 +357,65 @@ def typed_value(kind: str, raw: bytes | None, type_oid: int) -> tuple[bool, str 
     if element_oid is not None:
         return True, canonical_json(_array(text, _SCALARS[element_oid]))
     return True, canonical_json(_SCALARS.get(type_oid, _text)(text))
+
+
+_PG_EPOCH_DATE = dt.date(2000, 1, 1)
+_PG_EPOCH = dt.datetime(2000, 1, 1)
+_NUMERIC_SIGNS = {0x0000: "", 0x4000: "-"}
+_NUMERIC_SPECIALS = {0xC000: "NaN", 0xD000: "Infinity", 0xF000: "-Infinity"}
+
+
+def _binary_numeric(raw: bytes) -> Any:
+    """numeric_send: base-10000 digits with a weight (exponent of the first digit) and a sign."""
+    ndigits, weight, sign, _dscale = struct.unpack(">hhHh", raw[:8])
+    if sign in _NUMERIC_SPECIALS:
+        return _NUMERIC_SPECIALS[sign]
+    if sign not in _NUMERIC_SIGNS or len(raw) != 8 + 2 * ndigits:
+        raise ValueError("not a valid binary numeric")
+    digits = struct.unpack(f">{ndigits}h", raw[8:])
+    unscaled = 0
+    for digit in digits:
+        unscaled = unscaled * 10000 + digit
+    exponent = 4 * (weight - ndigits + 1)
+    return Decimal(f"{_NUMERIC_SIGNS[sign]}{unscaled}E{exponent}")
+
+
+def _binary_value(raw: bytes, type_oid: int) -> Any:
+    """One column in PostgreSQL's binary send format (TupleData 'b'), for the scalar types;
+    the subscriber's 'binary' option is off by default, so arrays and others are refused."""
+    fixed = {16: ">?", 21: ">h", 23: ">i", 20: ">q", 26: ">I", 700: ">f", 701: ">d"}
+    try:
+        if type_oid in fixed:
+            (value,) = struct.unpack(fixed[type_oid], raw)
+            if type_oid in (700, 701) and not math.isfinite(value):
+                return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+            return value
+        if type_oid in (25, 1043, 1042, 19, 18, 114):
+            text = raw.decode("utf-8")
+            return parse_json_document(text) if type_oid == 114 else text
+        if type_oid == 3802:
+            if raw[:1] != b"\x01":
+                raise ValueError("unknown jsonb binary version")
+            return parse_json_document(raw[1:].decode("utf-8"))
+        if type_oid == 17:
+            return raw
+        if type_oid == 2950 and len(raw) == 16:
+            return str(uuid.UUID(bytes=raw))
+        if type_oid == 1082:
+            (days,) = struct.unpack(">i", raw)
+            return _PG_EPOCH_DATE + dt.timedelta(days=days)
+        if type_oid in (1114, 1184):
+            (micros,) = struct.unpack(">q", raw)
+            moment = _PG_EPOCH + dt.timedelta(microseconds=micros)
+            return moment.replace(tzinfo=dt.UTC) if type_oid == 1184 else moment
+        if type_oid == 1083:
+            (micros,) = struct.unpack(">q", raw)
+            return (dt.datetime.min + dt.timedelta(microseconds=micros)).time()
+        if type_oid == 1700:
+            return _binary_numeric(raw)
+    except (struct.error, UnicodeDecodeError, OverflowError) as exc:
+        raise ValueError(f"not a valid binary value of type {type_oid}: {exc}") from None
+    raise ValueError(f"binary tuple data of type {type_oid} not supported")
 
 
 def _bad(type_name: str, text: str) -> ValueError:
@@ -691,10 +753,13 @@ def parse_lsn(text: str) -> int:
 def _tuple_json(tuple_data: TupleData | None) -> str | None:
     if tuple_data is None:
         return None
-    return json.dumps(
-        [[kind, None if raw is None else raw.decode("utf-8")] for kind, raw in tuple_data],
-        ensure_ascii=False,
-    )
+
+    def text(kind: str, raw: bytes | None) -> str | None:
+        if raw is None:
+            return None
+        return base64.b64encode(raw).decode("ascii") if kind == "b" else raw.decode("utf-8")
+
+    return json.dumps([[kind, text(kind, raw)] for kind, raw in tuple_data], ensure_ascii=False)
 
 
 def message_row(line: str, in_stream: bool) -> dict[str, Any]:
@@ -757,7 +822,10 @@ def _image(columns: list[dict[str, Any]], tuple_json: str) -> dict[str, str | No
         raise ValueError(f"tuple has {len(values)} columns, relation has {len(columns)}")
     image: dict[str, str | None] = {}
     for column, (kind, text) in zip(columns, values, strict=True):
-        raw = None if text is None else text.encode("utf-8")
+        if text is None:
+            raw = None
+        else:
+            raw = base64.b64decode(text) if kind == "b" else text.encode("utf-8")
         try:
             known, value = typed_value(kind, raw, column["type_oid"])
         except ValueError as exc:

@@ -518,9 +518,64 @@ def test_unchanged_toast_is_unknown():
     assert typed_value("u", None, 25) == (False, None)
 
 
-def test_binary_is_not_supported():
-    with pytest.raises(ValueError, match="binary tuple data not supported"):
-        typed_value("b", b"\x00\x00\x00\x01", 23)
+def pg_numeric(sign: int, weight: int, dscale: int, *digits: int) -> bytes:
+    return struct.pack(f">hhHh{len(digits)}h", len(digits), weight, sign, dscale, *digits)
+
+
+@pytest.mark.parametrize(
+    ("raw", "type_oid", "text"),
+    [
+        (b"\x01", 16, "t"),
+        (struct.pack(">h", -7), 21, "-7"),
+        (struct.pack(">i", 2147483647), 23, "2147483647"),
+        (struct.pack(">q", 2**53 + 1), 20, str(2**53 + 1)),
+        (struct.pack(">d", 0.1), 701, "0.1"),
+        (struct.pack(">d", float("nan")), 701, "NaN"),
+        ("Zoë".encode(), 25, "Zoë"),
+        (b"\x00\xff", 17, "\\x00ff"),
+        (struct.pack(">i", 8825), 1082, "2024-02-29"),
+        (struct.pack(">q", 762_528_615_654_321), 1184, "2024-02-29 13:30:15.654321+00"),
+        (struct.pack(">q", 762_528_615_654_321), 1114, "2024-02-29 13:30:15.654321"),
+        (struct.pack(">q", 45_015_000_001), 1083, "12:30:15.000001"),
+        (bytes(range(16)), 2950, "00010203-0405-0607-0809-0a0b0c0d0e0f"),
+        (b'{"a": 12345678901234567890}', 114, '{"a": 12345678901234567890}'),
+        (b'\x01{"b": [1, 2.5]}', 3802, '{"b": [1, 2.5]}'),
+        (pg_numeric(0x0000, 1, 3, 12, 3456, 7800), 1700, "123456.780"),
+        (pg_numeric(0x4000, -1, 4, 5), 1700, "-0.0005"),
+        (pg_numeric(0x0000, 4, 0, 1234, 5678, 9012, 3456, 7890), 1700, "12345678901234567890"),
+        (pg_numeric(0xC000, 0, 0), 1700, "NaN"),
+    ],
+)
+def test_binary_values_equal_their_text_form(raw, type_oid, text):
+    assert typed_value("b", raw, type_oid) == typed_value("t", text.encode(), type_oid)
+
+
+@pytest.mark.parametrize(
+    ("raw", "type_oid", "reason"),
+    [
+        (b"\x00\x01", 23, "not a valid binary value of type 23"),
+        (b"\x02{}", 3802, "jsonb binary version"),
+        (b"\x00\x00\x00\x00", 1007, "type 1007 not supported"),
+        (pg_numeric(0x1234, 0, 0), 1700, "not a valid binary numeric"),
+    ],
+)
+def test_binary_values_that_cannot_be_typed(raw, type_oid, reason):
+    with pytest.raises(ValueError, match=reason):
+        typed_value("b", raw, type_oid)
+
+
+def test_binary_columns_travel_through_the_warehouse_row():
+    line = slot_line(b"I" + u32(OID) + b"N" + tuple_data(("b", struct.pack(">i", 42))))
+    row = message_row(line, in_stream=False)
+    relation = json.dumps(
+        {
+            "namespace": "public",
+            "name": "t",
+            "columns": [{"name": "id", "is_key": True, "type_oid": 23}],
+        }
+    )
+    [change] = change_rows(relation, "insert", None, None, row["new_tuple_json"], "s")
+    assert change["row_image"] == {"id": "42"}
 
 
 @pytest.mark.parametrize(
