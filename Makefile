@@ -23,7 +23,7 @@ run: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/sqlfluff lint models macros tests/generic
+	$(BIN)/sqlfluff lint models macros tests
 
 test: lint
 	$(BIN)/python -m pytest

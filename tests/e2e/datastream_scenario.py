@@ -1717,6 +1717,19 @@ def _wave3(first: dict[str, bytes]) -> _Wave:
             tx_id="700",
         ),
     )
+    # The source added a column (ALTER TABLE ... ADD COLUMN tier): later events carry it.
+    w.add(
+        pg,
+        _postgres(
+            "pg/3/tier",
+            "UPDATE",
+            _account(3, "cy@example.com", Decimal("3.30")) | {"tier": "gold"},
+            "2024-05-01T10:05:00Z",
+            lsn="1/300",
+            tx_id="701",
+        ),
+    )
+    w.note(pg, "PostgreSQL column added mid-stream (tier): appears in typed models")
     pgbf = _p(POSTGRES, "public_accounts", "10:09", "5e5e5e_postgresql-backfill_0_1.jsonl")
     w.add(
         pgbf,

@@ -3,6 +3,10 @@ and all three marts compared with what the independent oracle derives from the c
 
 from __future__ import annotations
 
+import base64
+import json
+from decimal import Decimal
+
 import pytest
 
 from tests.conftest import Pipeline
@@ -100,3 +104,46 @@ def test_all_waves_landed_at_once_give_the_same_marts(waves_run, tmp_path):
     assert quarantine_facts(together["cdc_quarantine"], single.landing_root) == (
         quarantine_facts(snapshots[-1]["cdc_quarantine"], first.landing_root)
     )
+
+
+def test_typed_models_give_real_columns_read_from_row_json(waves_run):
+    pipeline, _ = waves_run
+    spark = pipeline.spark()
+    types = dict(spark.table("shop_products_current").dtypes)
+    assert types["barcode"] == "bigint"
+    assert types["cost_precise"] == "decimal(32,12)"
+    assert types["released"] == "date"
+    assert types["thumbnail"] == "binary"
+    rows = spark.table("shop_products_current").collect()
+    assert rows, "the scenario has live products"
+    for row in rows:
+        values = json.loads(row["row_json"], parse_float=Decimal)
+        assert row["barcode"] == int(values["barcode"])
+        assert row["cost_precise"] == Decimal(values["cost_precise"])
+        assert row["released"].isoformat() == values["released"]
+        assert base64.b64encode(row["thumbnail"]).decode() == values["thumbnail"]
+    history = spark.table("public_accounts_history").count()
+    assert (
+        history
+        == spark.sql(
+            "select count(*) from cdc_history where source_table = 'public.accounts'"
+        ).first()[0]
+    )
+
+
+def test_a_column_added_mid_stream_appears_in_typed_models(waves_run):
+    pipeline, _ = waves_run
+    accounts = pipeline.spark().table("public_accounts_current")
+    assert dict(accounts.dtypes)["tier"] == "string"
+    tiers = {row["id"]: row["tier"] for row in accounts.collect()}
+    assert tiers[3] == "gold"
+    assert all(tier is None for account, tier in tiers.items() if account != 3)
+
+
+def test_docs_generate_documents_marts_and_typed_models(waves_run):
+    pipeline, _ = waves_run
+    assert pipeline.cdcw("dbt", "docs", "generate", *DBT_VARS) == 0
+    catalog = json.loads((pipeline.warehouse_dir / "_dbt" / "target" / "catalog.json").read_text())
+    nodes = {node["metadata"]["name"]: node for node in catalog["nodes"].values()}
+    assert {"cdc_current", "cdc_history", "cdc_quarantine"} <= set(nodes)
+    assert "cost_precise" in nodes["shop_products_current"]["columns"]

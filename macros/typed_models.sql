@@ -1,0 +1,108 @@
+{#- Typed per-table models: a view over cdc_current or cdc_history for one source table, with a
+    real column per source column. The model's yml is the configuration: `meta.cdc_source`
+    names the table, each documented column's `data_type` gives its type. Columns the source
+    adds later appear (as strings) at the next run, without a full refresh. A value that does
+    not fit its declared type reads as NULL here (row_json keeps it) and fails the
+    typed_values_fit test. -#}
+
+{% macro typed_source_filter(source) -%}
+    source_system = '{{ source.source_system }}'
+    and source_table = '{{ source.source_table }}'
+    {%- if source.source_name %}
+        and source_name = '{{ source.source_name }}'
+    {%- endif %}
+{%- endmacro %}
+
+
+{% macro typed_value(column_name, data_type) -%}
+    {%- set value = "row_values['" ~ column_name ~ "']" -%}
+    {%- if data_type | lower == 'binary' -%}
+        try_to_binary({{ value }}, 'base64')
+    {%- else -%}
+        try_cast({{ value }} as {{ data_type }})
+    {%- endif -%}
+{%- endmacro %}
+
+
+{% macro typed_table(state_relation, system_columns) -%}
+    {%- set source = model.config.meta.get('cdc_source') if model is defined else none -%}
+    {%- if source is none -%}
+        {%- if execute and model is defined -%}
+        {{ exceptions.raise_compiler_error(
+            "typed model " ~ model.name ~ " needs config.meta.cdc_source in its yml"
+        ) }}
+        {%- endif -%}
+        {#- While dbt parses, the yml's meta is not applied yet. -#}
+        {%- set source = {'source_system': '', 'source_table': '', 'source_name': none} -%}
+    {%- endif -%}
+    {#- Declared source columns (those with a data_type), then any column seen in the data that is
+    not declared, as a string. -#}
+    {%- set columns = [] -%}
+    {%- for column in (model.columns.values() if model is defined else []) -%}
+        {%- if column.name not in system_columns and column.data_type -%}
+            {%- do columns.append({'name': column.name, 'data_type': column.data_type}) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- set declared_names = columns | map(attribute='name') | list -%}
+    {%- if execute and source.source_system -%}
+    {%- set seen = run_query(
+        "select distinct column_name from " ~ state_relation
+        ~ " lateral view explode(map_keys(from_json(row_json, 'map<string,string>')))"
+        ~ " seen_columns as column_name where " ~ typed_source_filter(source)
+        ~ " order by 1"
+    ) -%}
+        {%- for name in seen.columns[0].values() -%}
+            {%- if name not in declared_names and name not in system_columns -%}
+                {%- do columns.append({'name': name, 'data_type': 'string'}) -%}
+            {%- endif -%}
+        {%- endfor -%}
+    {%- endif %}
+
+with source_rows as (
+    select
+        *,
+        from_json(row_json, 'map<string,string>') as row_values
+    from {{ state_relation }}
+    where {{ typed_source_filter(source) }}
+),
+
+final as (
+    select
+    {%- for column in columns %}
+        {{ typed_value(column.name, column.data_type) }} as `{{ column.name }}`,
+    {%- endfor %}
+    {{ system_columns | join(', ') }}
+    from source_rows
+)
+
+select * from final
+{%- endmacro %}
+
+
+{% macro typed_current_state() -%}
+    {{ typed_table(
+        ref('cdc_current'),
+        ['source_name', 'key_json', 'row_json', 'unavailable_columns', 'last_op',
+         'last_committed_at']
+    ) }}
+{%- endmacro %}
+
+
+{% macro typed_history() -%}
+    {{ typed_table(
+        ref('cdc_history'),
+        ['source_name', 'key_json', 'row_json', 'unavailable_columns', 'op', 'valid_from',
+         'valid_to', 'is_current']
+    ) }}
+{%- endmacro %}
+
+
+{#- The state of every key as of a moment, from history: the version valid then. -#}
+{% macro cdc_as_of(moment, history=none) -%}
+    (
+        select * from {{ history or ref('cdc_history') }}
+        where
+            valid_from <= timestamp('{{ moment }}')
+            and (valid_to is null or valid_to > timestamp('{{ moment }}'))
+    )
+{%- endmacro %}

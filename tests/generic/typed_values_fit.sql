@@ -1,0 +1,49 @@
+{#- A typed model reads each column from row_json with its declared type: a value that is
+    there but does not fit that type (the source changed the column's type, or the declared
+    type is wrong) would read as NULL. This test names such rows and columns. -#}
+{% test typed_values_fit(model) %}
+
+{%- set system_columns = [
+    'source_name', 'key_json', 'row_json', 'unavailable_columns', 'last_op',
+    'last_committed_at', 'op', 'valid_from', 'valid_to', 'is_current'
+] %}
+    {%- set typed_columns = [] %}
+    {%- if execute %}
+    {%- for column in adapter.get_columns_in_relation(model) %}
+        {%- if column.name not in system_columns %}
+            {%- do typed_columns.append(column.name) %}
+        {%- endif %}
+    {%- endfor %}
+{%- endif %}
+
+with typed_rows as (
+    select
+        *,
+        from_json(row_json, 'map<string,string>') as row_values
+    from {{ model }}
+),
+
+final as (
+    select
+        typed_rows.key_json,
+        misfits.column_name
+    from typed_rows
+    lateral view explode(
+        array(
+            cast(null as string)
+{%- for column in typed_columns %},
+                if(
+                    typed_rows.row_values['{{ column }}'] is not null
+                    and typed_rows.`{{ column }}` is null,
+                    '{{ column }}',
+                    null
+                )
+            {%- endfor %}
+        )
+    ) misfits as column_name
+    where misfits.column_name is not null
+)
+
+select * from final
+
+{% endtest %}
