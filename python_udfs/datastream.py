@@ -16,6 +16,7 @@ from typing import IO, Any
 
 import fastavro
 
+from python_udfs.change_log import FIELDS as CHANGE_FIELDS
 from python_udfs.json_values import (
     canonical_json,
     normalize,
@@ -26,25 +27,10 @@ from python_udfs.json_values import (
     pos_text,
     pos_uint,
 )
+from python_udfs.table_settings import KeyLookup
 
-DeclaredKeys = Callable[[str, str, str], list[str] | None]
-
-FIELDS = (
-    "error",
-    "source_table",
-    "key_json",
-    "op",
-    "row_image",
-    "is_full_image",
-    "is_backfill",
-    "order_ts",
-    "sort_pos",
-    "committed_at",
-    "txn_id",
-    "event_id",
-    "source_type",
-    "read_method",
-)
+EXTRA_COLUMNS: tuple[tuple[str, str], ...] = (("source_type", "string"), ("read_method", "string"))
+FIELDS = CHANGE_FIELDS + tuple(name for name, _ in EXTRA_COLUMNS)
 
 _READ_METHOD_PREFIXES = (
     ("mysql-", "mysql"),
@@ -101,7 +87,7 @@ class _BadEvent(Exception):
 def flatten_event(
     line: str,
     source_name: str,
-    declared_keys: DeclaredKeys | None = None,
+    declared_keys: KeyLookup | None = None,
 ) -> dict[str, Any]:
     """Turn one Datastream JSON event into one change-log row, or into {'error': reason}.
 
@@ -160,7 +146,7 @@ def _error(reason: str) -> dict[str, Any]:
     return row
 
 
-def _flatten(line: Any, source_name: str, declared_keys: DeclaredKeys | None) -> dict[str, Any]:
+def _flatten(line: Any, source_name: str, declared_keys: KeyLookup | None) -> dict[str, Any]:
     if not isinstance(line, (str, bytes)):
         raise _BadEvent("malformed JSON: no text")
     try:
@@ -288,7 +274,7 @@ def _op(source_type: str, meta: dict[str, Any], is_backfill: bool) -> str:
 def _key_columns(
     payload: dict[str, Any],
     meta: dict[str, Any],
-    declared_keys: DeclaredKeys | None,
+    declared_keys: KeyLookup | None,
     source_name: str,
     source_table: str,
 ) -> list[str]:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from python_udfs.change_log import FIELDS
 from python_udfs.json_values import (
     JsonDocument,
     canonical_json,
@@ -29,21 +30,6 @@ from python_udfs.json_values import (
     pos_uint,
 )
 from python_udfs.table_settings import KeyLookup
-
-FIELDS = (
-    "error",
-    "source_table",
-    "key_json",
-    "op",
-    "row_image",
-    "is_full_image",
-    "is_backfill",
-    "order_ts",
-    "sort_pos",
-    "committed_at",
-    "txn_id",
-    "event_id",
-)
 
 _OPS = {"c": "insert", "u": "update", "d": "delete", "r": "snapshot", "t": "truncate"}
 # Logical decoding messages (pg_logical_emit_message) carry no row: not a change, not an error.

@@ -14,15 +14,11 @@ from pyspark.sql import SparkSession
 from pyspark.sql.functions import pandas_udf
 
 from python_udfs import datastream, debezium, pgoutput
+from python_udfs.change_log import CHANGE_COLUMNS, spark_schema
 from python_udfs.table_settings import KeyLookup, declared_key_lookup, parse_table_settings
 
-# The change-log row of docs/decisions/001 as every family's flatten UDF returns it.
-CHANGE = (
-    "error string, source_table string, key_json string, op string, "
-    "row_image map<string,string>, is_full_image boolean, is_backfill boolean, "
-    "order_ts bigint, sort_pos string, committed_at bigint, txn_id string, event_id string"
-)
-DATASTREAM_CHANGE = f"{CHANGE}, source_type string, read_method string"
+CHANGE = spark_schema(CHANGE_COLUMNS)
+DATASTREAM_CHANGE = spark_schema(CHANGE_COLUMNS + datastream.EXTRA_COLUMNS)
 PGOUTPUT_MESSAGE = (
     "error string, kind string, lsn bigint, txn_xid bigint, sub_xid bigint, "
     "first_segment boolean, commit_lsn bigint, commit_ts bigint, gid string, "
