@@ -13,16 +13,16 @@ Usage: ``python -m tests.e2e.datastream_scenario write-sample <landing root>`` w
 
 from __future__ import annotations
 
-import argparse
 import io
 import json
 import uuid
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 import fastavro
+
+from tests.e2e.waves import scenario_main
 
 DAY = "2024/05/01"
 _STREAM_PREFIX = "projects/acme-data/locations/europe-west1/streams/"
@@ -1816,31 +1816,5 @@ def build_waves() -> list[dict[str, bytes]]:
     return [first, second, third]
 
 
-def write_wave(root: Path, wave: dict[str, bytes]) -> None:
-    """Land one wave's files under ``root``."""
-    for rel, data in wave.items():
-        target = root / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-
-
-def main(argv: list[str] | None = None) -> None:
-    """CLI: ``write-sample <dir>`` lands every wave into one landing root."""
-    parser = argparse.ArgumentParser(prog="python -m tests.e2e.datastream_scenario")
-    sub = parser.add_subparsers(dest="command", required=True)
-    sample = sub.add_parser("write-sample", help="write all waves into one landing root")
-    sample.add_argument("dir", type=Path)
-    sub.add_parser("coverage", help="print which trap is in which wave and file")
-    args = parser.parse_args(argv)
-    waves = build_waves()
-    if args.command == "write-sample":
-        for wave in waves:
-            write_wave(args.dir, wave)
-        print(f"wrote {sum(len(w) for w in waves)} files under {args.dir}")
-    else:
-        for number, path, trap in COVERAGE:
-            print(f"wave {number}  {path}\n    {trap}")
-
-
 if __name__ == "__main__":
-    main()
+    scenario_main("python -m tests.e2e.datastream_scenario", build_waves, COVERAGE)

@@ -23,14 +23,14 @@ Usage: ``python -m tests.e2e.debezium_scenario write-sample <landing root>`` wri
 
 from __future__ import annotations
 
-import argparse
 import base64
 import json
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
+
+from tests.e2e.waves import scenario_main
 
 DAY = "2024-06-03"
 PLACEHOLDER = "__debezium_unavailable_value"
@@ -1538,31 +1538,5 @@ def build_waves() -> list[dict[str, bytes]]:
     return [first.files(), second.files(), third.files()]
 
 
-def write_wave(root: Path, wave: dict[str, bytes]) -> None:
-    """Land one wave's files under ``root``."""
-    for rel, data in wave.items():
-        target = root / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-
-
-def main(argv: list[str] | None = None) -> None:
-    """CLI: ``write-sample <dir>`` lands every wave into one landing root."""
-    parser = argparse.ArgumentParser(prog="python -m tests.e2e.debezium_scenario")
-    sub = parser.add_subparsers(dest="command", required=True)
-    sample = sub.add_parser("write-sample", help="write all waves into one landing root")
-    sample.add_argument("dir", type=Path)
-    sub.add_parser("coverage", help="print which trap is in which wave and file")
-    args = parser.parse_args(argv)
-    waves = build_waves()
-    if args.command == "write-sample":
-        for wave in waves:
-            write_wave(args.dir, wave)
-        print(f"wrote {sum(len(w) for w in waves)} files under {args.dir}")
-    else:
-        for number, path, trap in COVERAGE:
-            print(f"wave {number}  {path}\n    {trap}")
-
-
 if __name__ == "__main__":
-    main()
+    scenario_main("python -m tests.e2e.debezium_scenario", build_waves, COVERAGE)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import Pipeline, utc_text
+from tests.e2e.waves import write_wave
 
 MARTS = ("cdc_current", "cdc_history", "cdc_quarantine")
 
@@ -22,10 +23,7 @@ def run_waves(
     """Land wave after wave, `cdcw run` after each, and keep the marts after every run."""
     snapshots = []
     for wave in waves:
-        for relative, data in wave.items():
-            path = pipeline.landing_root / relative
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)
+        write_wave(pipeline.landing_root, wave)
         assert pipeline.cdcw("run", *args) == 0, "cdcw run (land + dbt build) failed"
         snapshots.append(snapshot(pipeline))
     return snapshots

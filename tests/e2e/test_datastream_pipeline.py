@@ -12,7 +12,7 @@ import pytest
 from tests.conftest import Pipeline
 
 from .datastream_oracle import expected_marts
-from .datastream_scenario import build_waves, declared_keys, declared_tables_yaml, write_wave
+from .datastream_scenario import build_waves, declared_keys, declared_tables_yaml
 from .marts import (
     MARTS,
     as_mart_text,
@@ -23,6 +23,7 @@ from .marts import (
     run_waves,
     snapshot,
 )
+from .waves import write_wave
 
 # Small key partitions so that a run touches some partitions and not others.
 DBT_VARS = ("--vars", "{cdc_keys_per_partition: 4}")

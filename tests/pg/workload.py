@@ -56,6 +56,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tests.e2e.waves import write_wave
 from tests.pg.pgoutput_capture import create_slot, landing_bytes, read_slot
 from tests.pg.postgres import LocalPostgres, PostgresError
 from tests.pg.truth import expected_rows, install_audit
@@ -416,10 +417,4 @@ def run_workload(pg: LocalPostgres) -> list[dict[str, Any]]:
 
 def land_wave(landing_root: Path | str, wave: dict[str, Any]) -> list[Path]:
     """Write one wave's files under the landing root (as a new run's arrivals would be)."""
-    written = []
-    for relative, content in sorted(wave["files"].items()):
-        path = Path(landing_root) / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(content)
-        written.append(path)
-    return written
+    return write_wave(landing_root, wave["files"])
