@@ -64,6 +64,7 @@ class Family:
 
 
 FAMILIES: tuple[Family, ...] = (
+    Family("spanner", (".jsonl",), {}),
     Family("datastream", (".jsonl",), {".avro": _read_avro}),
     Family("debezium", (".jsonl",), {}),
     Family("pgoutput", (".jsonl",), {}),

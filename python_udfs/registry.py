@@ -13,12 +13,13 @@ import pandas as pd
 from pyspark.sql import SparkSession
 from pyspark.sql.functions import pandas_udf
 
-from python_udfs import datastream, debezium, pgoutput
+from python_udfs import datastream, debezium, pgoutput, spanner
 from python_udfs.change_log import CHANGE_COLUMNS, spark_schema
 from python_udfs.table_settings import KeyLookup, declared_key_lookup, parse_table_settings
 
 CHANGE = spark_schema(CHANGE_COLUMNS)
 DATASTREAM_CHANGE = spark_schema(CHANGE_COLUMNS + datastream.EXTRA_COLUMNS)
+SPANNER_ROWS = f"array<struct<{spark_schema(spanner.COLUMNS)}>>"
 PGOUTPUT_MESSAGE = (
     "error string, kind string, lsn bigint, txn_xid bigint, sub_xid bigint, "
     "first_segment boolean, commit_lsn bigint, commit_ts bigint, gid string, "
@@ -129,6 +130,26 @@ def pgoutput_changes_udf(declared_keys: KeyLookup):
     return pgoutput_changes
 
 
+def spanner_flatten_udf(declared_keys: KeyLookup):
+    """One line holds one record, which may make many rows (one per mod or child partition)."""
+    flatten = guarded_list(spanner.flatten_line)
+    names = [name for name, _ in spanner.COLUMNS]
+
+    @pandas_udf(SPANNER_ROWS)
+    def spanner_flatten(lines: pd.Series, source_names: pd.Series) -> pd.Series:
+        return pd.Series(
+            [
+                [
+                    {name: row.get(name) for name in names}
+                    for row in flatten(line, source, declared_keys)
+                ]
+                for line, source in zip(lines, source_names, strict=True)
+            ]
+        )
+
+    return spanner_flatten
+
+
 def register_all(spark: SparkSession, tables_file: Path) -> None:
     entries = parse_table_settings(tables_file.read_text()) if tables_file.exists() else []
     declared_keys = declared_key_lookup(entries)
@@ -136,3 +157,4 @@ def register_all(spark: SparkSession, tables_file: Path) -> None:
     spark.udf.register("debezium_flatten", debezium_flatten_udf(declared_keys))
     spark.udf.register("pgoutput_message", pgoutput_message_udf())
     spark.udf.register("pgoutput_changes", pgoutput_changes_udf(declared_keys))
+    spark.udf.register("spanner_flatten", spanner_flatten_udf(declared_keys))

@@ -14,12 +14,18 @@ pgoutput_changes as (
     {{ keyed_changes(ref('int_pgoutput__changes'), 'pgoutput') }}
 ),
 
+spanner_changes as (
+    {{ keyed_changes(ref('int_spanner__changes'), 'spanner') }}
+),
+
 final as (
     select * from datastream_changes
     union all
     select * from debezium_changes
     union all
     select * from pgoutput_changes
+    union all
+    select * from spanner_changes
 )
 
 select * from final

@@ -23,6 +23,10 @@ pgoutput_change_rejects as (
     {{ rejected_lines(ref('int_pgoutput__changes'), 'pgoutput', processed_through) }}
 ),
 
+spanner_rejects as (
+    {{ rejected_lines(ref('int_spanner__records'), 'spanner', processed_through) }}
+),
+
 final as (
     select * from datastream_rejects
     union all
@@ -31,6 +35,8 @@ final as (
     select * from pgoutput_message_rejects
     union all
     select * from pgoutput_change_rejects
+    union all
+    select * from spanner_rejects
 )
 
 select * from final

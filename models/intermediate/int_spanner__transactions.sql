@@ -1,0 +1,55 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='append',
+    )
+}}
+
+{#- Transactions released to the change log, each once, in the run that released it: all its
+    records have landed and its commit timestamp is at or below the stream's low watermark.
+    Both only grow, so a transaction not released yet waits for a later run. -#}
+{%- set processed_through = max_processed(this, 'landing_run') if is_incremental() else -1 %}
+{%- set releasing_run = max_processed(ref('int_spanner__records'), 'landing_run') %}
+
+with transaction_progress as (
+    select * from {{ ref('int_spanner__transaction_progress') }}
+),
+
+watermarks as (
+    select * from {{ ref('int_spanner__watermarks') }}
+),
+
+releasable as (
+    select transaction_progress.*
+    from transaction_progress
+    inner join watermarks
+        on transaction_progress.source_name = watermarks.source_name
+    where
+        transaction_progress.landed_records >= transaction_progress.records_in_transaction
+        and transaction_progress.commit_ts <= watermarks.low_watermark_ts
+),
+
+new_releases as (
+    select releasable.*
+    from
+        releasable
+    {%- if is_incremental() %}
+        left anti join {{ this }} as released
+            on
+                releasable.source_name = released.source_name
+                and releasable.server_transaction_id = released.server_transaction_id
+    {%- endif %}
+),
+
+final as (
+    select
+        source_name,
+        server_transaction_id,
+        commit_ts,
+        records_in_transaction,
+        first_landing_run,
+        {{ releasing_run }} as landing_run
+    from new_releases
+)
+
+select * from final

@@ -1,0 +1,25 @@
+{{ config(materialized='view') }}
+
+{#- A stream's low watermark (CONTRACT.md §2 'Spanner consistency'): the earliest progress over
+    its open partitions. Every change at or below it has landed, from every partition that can
+    hold one: a child partition starts at or after the point its parents ended, so an open
+    parent holds its children back. With no partition open, everything landed is complete. -#}
+with partitions as (
+    select * from {{ ref('int_spanner__partitions') }}
+),
+
+final as (
+    select
+        source_name,
+        coalesce(
+            min(case when not is_finished then progress_ts end),
+            max(progress_ts)
+        ) as low_watermark_ts,
+        count_if(not is_finished) as open_partitions,
+        count_if(is_finished) as finished_partitions,
+        max(last_landing_run) as last_landing_run
+    from partitions
+    group by source_name
+)
+
+select * from final

@@ -1,0 +1,92 @@
+{{ config(materialized='table') }}
+
+{#- For operators: where each Spanner change stream stands. Changes above the low watermark and
+    transactions still missing records wait; a partition that stops reporting holds the
+    watermark back, and shows here as the lagging one. -#}
+with watermarks as (
+    select * from {{ ref('int_spanner__watermarks') }}
+),
+
+open_partitions as (
+    select
+        source_name,
+        sort_array(
+            collect_list(struct(progress_ts, partition_token))
+        ) as by_progress,
+        min_by(partition_token, progress_ts) as lagging_partition_token
+    from {{ ref('int_spanner__partitions') }}
+    where not is_finished
+    group by source_name
+),
+
+transaction_progress as (
+    select * from {{ ref('int_spanner__transaction_progress') }}
+),
+
+released_transactions as (
+    select * from {{ ref('int_spanner__transactions') }}
+),
+
+transaction_states as (
+    select
+        transaction_progress.source_name,
+        transaction_progress.commit_ts,
+        case
+            when released_transactions.server_transaction_id is not null then 'applied'
+            when
+                transaction_progress.landed_records
+                < transaction_progress.records_in_transaction
+                then 'incomplete'
+            else 'above_watermark'
+        end as transaction_state
+    from transaction_progress
+    left join released_transactions
+        on
+            transaction_progress.source_name = released_transactions.source_name
+            and transaction_progress.server_transaction_id
+            = released_transactions.server_transaction_id
+),
+
+transaction_counts as (
+    select
+        source_name,
+        count_if(transaction_state = 'applied') as applied_transactions,
+        count_if(transaction_state = 'incomplete') as incomplete_transactions,
+        count_if(transaction_state = 'above_watermark') as waiting_transactions,
+        min(case when transaction_state = 'incomplete' then commit_ts end)
+            as oldest_incomplete_commit_ts
+    from transaction_states
+    group by source_name
+),
+
+final as (
+    select
+        watermarks.source_name,
+        watermarks.last_landing_run,
+        open_partitions.lagging_partition_token,
+        cast(watermarks.open_partitions as int) as open_partitions,
+        cast(watermarks.finished_partitions as int) as finished_partitions,
+        cast(coalesce(transaction_counts.applied_transactions, 0) as int)
+            as applied_transactions,
+        cast(coalesce(transaction_counts.incomplete_transactions, 0) as int)
+            as incomplete_transactions,
+        cast(coalesce(transaction_counts.waiting_transactions, 0) as int)
+            as waiting_transactions,
+        timestamp_micros(watermarks.low_watermark_ts) as low_watermark,
+        transform(
+            open_partitions.by_progress,
+            open_partition -> named_struct(
+                'partition_token', open_partition.partition_token,
+                'reported_through', timestamp_micros(open_partition.progress_ts)
+            )
+        ) as open_partition_progress,
+        timestamp_micros(transaction_counts.oldest_incomplete_commit_ts)
+            as oldest_incomplete_committed_at
+    from watermarks
+    left join open_partitions
+        on watermarks.source_name = open_partitions.source_name
+    left join transaction_counts
+        on watermarks.source_name = transaction_counts.source_name
+)
+
+select * from final

@@ -1,0 +1,1 @@
+{{ staged_lines('spanner_lines') }}
