@@ -13,7 +13,7 @@
 {%- set processed_through = max_processed(this, 'landing_run') if is_incremental() else -1 %}
 {%- set first_runs = distinct_values(
     ref('int_spanner__transactions'), 'first_landing_run', 'landing_run > ' ~ processed_through
-) %}
+) if is_incremental() else [] %}
 
 with new_transactions as (
     select * from {{ ref('int_spanner__transactions') }}

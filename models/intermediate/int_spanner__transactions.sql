@@ -9,7 +9,6 @@
     records have landed and its commit timestamp is at or below the stream's low watermark.
     Both only grow, so a transaction not released yet waits for a later run. -#}
 {%- set processed_through = max_processed(this, 'landing_run') if is_incremental() else -1 %}
-{%- set releasing_run = max_processed(ref('int_spanner__records'), 'landing_run') %}
 
 with transaction_progress as (
     select * from {{ ref('int_spanner__transaction_progress') }}
@@ -41,15 +40,20 @@ new_releases as (
     {%- endif %}
 ),
 
+releasing_run as (
+    select max(last_landing_run) as landing_run from watermarks
+),
+
 final as (
     select
-        source_name,
-        server_transaction_id,
-        commit_ts,
-        records_in_transaction,
-        first_landing_run,
-        {{ releasing_run }} as landing_run
+        new_releases.source_name,
+        new_releases.server_transaction_id,
+        new_releases.commit_ts,
+        new_releases.records_in_transaction,
+        new_releases.first_landing_run,
+        releasing_run.landing_run
     from new_releases
+    cross join releasing_run
 )
 
 select * from final
