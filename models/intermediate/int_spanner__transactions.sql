@@ -5,55 +5,93 @@
     )
 }}
 
-{#- Transactions released to the change log, each once, in the run that released it: all its
-    records have landed and its commit timestamp is at or below the stream's low watermark.
-    Both only grow, so a transaction not released yet waits for a later run. -#}
+{#- Transactions released to the change log, each once, with the landing run that released
+    it: the first run after which all its records had landed and the stream's low watermark
+    had reached its commit timestamp. The run is derived from what each run had landed, not
+    from when dbt ran, so incremental runs and a full refresh label every release alike. -#}
 {%- set processed_through = max_processed(this, 'landing_run') if is_incremental() else -1 %}
 
-with transaction_progress as (
+with partition_reports as (
+    select * from {{ ref('int_spanner__partition_reports') }}
+),
+
+new_runs as (
+    select distinct
+        source_name,
+        landing_run
+    from partition_reports
+    where landing_run > {{ processed_through }}
+),
+
+partitions_as_of_run as (
+    -- Each partition as the stream's landed rows showed it after that run.
+    select
+        new_runs.source_name,
+        new_runs.landing_run,
+        partition_reports.partition_token,
+        greatest(
+            max(partition_reports.reported_through_ts),
+            min(partition_reports.announced_start_ts)
+        ) as progress_ts,
+        bool_or(partition_reports.has_finished) as is_finished
+    from new_runs
+    inner join partition_reports
+        on
+            new_runs.source_name = partition_reports.source_name
+            and new_runs.landing_run >= partition_reports.landing_run
+    group by new_runs.source_name, new_runs.landing_run, partition_reports.partition_token
+),
+
+watermarks_as_of_run as (
+    select
+        source_name,
+        landing_run,
+        coalesce(
+            min(case when not is_finished then progress_ts end),
+            max(progress_ts)
+        ) as low_watermark_ts
+    from partitions_as_of_run
+    group by source_name, landing_run
+),
+
+complete_transactions as (
     select * from {{ ref('int_spanner__transaction_progress') }}
+    where completed_run is not null
 ),
 
-watermarks as (
-    select * from {{ ref('int_spanner__watermarks') }}
-),
-
-releasable as (
-    select transaction_progress.*
-    from transaction_progress
-    inner join watermarks
-        on transaction_progress.source_name = watermarks.source_name
-    where
-        transaction_progress.landed_records >= transaction_progress.records_in_transaction
-        and transaction_progress.commit_ts <= watermarks.low_watermark_ts
-),
-
-new_releases as (
-    select releasable.*
+unreleased_transactions as (
+    select complete_transactions.*
     from
-        releasable
+        complete_transactions
     {%- if is_incremental() %}
         left anti join {{ this }} as released
             on
-                releasable.source_name = released.source_name
-                and releasable.server_transaction_id = released.server_transaction_id
+                complete_transactions.source_name = released.source_name
+                and complete_transactions.server_transaction_id
+                = released.server_transaction_id
     {%- endif %}
-),
-
-releasing_run as (
-    select max(last_landing_run) as landing_run from watermarks
 ),
 
 final as (
     select
-        new_releases.source_name,
-        new_releases.server_transaction_id,
-        new_releases.commit_ts,
-        new_releases.records_in_transaction,
-        new_releases.first_landing_run,
-        releasing_run.landing_run
-    from new_releases
-    cross join releasing_run
+        unreleased_transactions.source_name,
+        unreleased_transactions.server_transaction_id,
+        unreleased_transactions.commit_ts,
+        unreleased_transactions.records_in_transaction,
+        unreleased_transactions.first_landing_run,
+        min(watermarks_as_of_run.landing_run) as landing_run
+    from unreleased_transactions
+    inner join watermarks_as_of_run
+        on
+            unreleased_transactions.source_name = watermarks_as_of_run.source_name
+            and unreleased_transactions.completed_run <= watermarks_as_of_run.landing_run
+            and unreleased_transactions.commit_ts <= watermarks_as_of_run.low_watermark_ts
+    group by
+        unreleased_transactions.source_name,
+        unreleased_transactions.server_transaction_id,
+        unreleased_transactions.commit_ts,
+        unreleased_transactions.records_in_transaction,
+        unreleased_transactions.first_landing_run
 )
 
 select * from final
