@@ -48,5 +48,6 @@ def test_bench_command_writes_every_field_and_sane_marts(tmp_path, java_availabl
         "adversarial_vs_full",
         "adversarial_vs_floor",
         "driver_peak_rss_gb",
+        "driver_peak_rss_sampled_gb",
     }
     assert document["workload"]["families"]["spanner"]["base_events"] > 0
