@@ -3,6 +3,8 @@
 cdcw run [DBT BUILD ARGS...]   land new files, then `dbt build` (the scheduled job)
 cdcw land                      land new files only
 cdcw dbt ARGS...               any dbt command, arguments passed through unchanged
+cdcw bench --scale N [--out F] generate a workload and measure the pipeline against its floor
+                               (its own landing root and warehouse; see docs/benchmarks.md)
 """
 
 from __future__ import annotations
@@ -103,6 +105,10 @@ def execute(argv: Sequence[str], settings: Settings) -> int:
         print(USAGE)
         return 0 if argv else 2
     command, rest = argv[0], list(argv[1:])
+    if command == "bench":
+        from cdc_warehouse import benchmark
+
+        return benchmark.main(rest)
     if command not in {"run", "land", "dbt"}:
         print(f"cdcw: unknown command {command!r}\n{USAGE}", file=sys.stderr)
         return 2

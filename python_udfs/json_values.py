@@ -97,9 +97,14 @@ def normalize(value: Any) -> Any:
     raise TypeError(f"no JSON form for {type(value).__name__}")
 
 
+# One encoder for every call: json.dumps with options builds a new JSONEncoder each time, a
+# measurable share of the flatten UDFs' time (docs/benchmarks.md).
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def canonical_json(value: Any) -> str:
     """Serialise `value` canonically: equal values give equal text, so text can be compared."""
-    return json.dumps(normalize(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _CANONICAL.encode(normalize(value))
 
 
 def parse_instant_ns(value: Any) -> int:

@@ -8,6 +8,17 @@ import struct
 
 import pytest
 
+from cdc_warehouse import pgoutput_encoder as enc
+from cdc_warehouse.pgoutput_encoder import (
+    PG_EPOCH_OFFSET_MICROS,
+    cstr,
+    i32,
+    tuple_data,
+    u8,
+    u16,
+    u32,
+    u64,
+)
 from python_udfs.pgoutput import change_rows, decode_message, message_row, parse_lsn, typed_value
 
 # 2024-05-01T10:00:00Z as Unix epoch microseconds, and as PostgreSQL's TimestampTz (2000 epoch).
@@ -19,96 +30,49 @@ LSN = 0x1_6B37_4D48  # 1/6B374D48
 BIG_LSN = 0xFFFF_FFFF_0000_0001  # LSNs are unsigned 64-bit
 
 
-def u8(n: int) -> bytes:
-    return struct.pack(">B", n)
-
-
-def u16(n: int) -> bytes:
-    return struct.pack(">H", n)
-
-
-def u32(n: int) -> bytes:
-    return struct.pack(">I", n)
-
-
-def i32(n: int) -> bytes:
-    return struct.pack(">i", n)
-
-
-def u64(n: int) -> bytes:
-    return struct.pack(">Q", n)
-
-
-def i64(n: int) -> bytes:
-    return struct.pack(">q", n)
-
-
-def cstr(s: str) -> bytes:
-    return s.encode() + b"\0"
-
-
-def streamed(xid: int | None) -> bytes:
-    """The xid that messages inside a stream block carry first."""
-    return b"" if xid is None else u32(xid)
-
-
-def tuple_data(*columns: tuple[str, bytes | None]) -> bytes:
-    out = u16(len(columns))
-    for kind, value in columns:
-        out += kind.encode()
-        if value is not None:
-            out += i32(len(value)) + value
-    return out
-
-
 def begin(final_lsn: int = LSN, ts: int = PG_TS, xid: int = XID) -> bytes:
-    return b"B" + u64(final_lsn) + i64(ts) + u32(xid)
+    return enc.begin(final_lsn, ts + PG_EPOCH_OFFSET_MICROS, xid)
 
 
 def commit(flags: int = 0) -> bytes:
-    return b"C" + u8(flags) + u64(LSN) + u64(LSN + 40) + i64(PG_TS)
+    return enc.commit(LSN, LSN + 40, UNIX_TS, flags)
 
 
 def relation(xid: int | None = None, namespace: str = "public") -> bytes:
     columns = [(1, "id", 23, -1), (0, "name", 1043, 68), (3, "blob", 17, -1)]
-    out = b"R" + streamed(xid) + u32(OID) + cstr(namespace) + cstr("users") + b"d"
-    out += u16(len(columns))
-    for flags, name, type_oid, typmod in columns:
-        out += u8(flags) + cstr(name) + u32(type_oid) + i32(typmod)
-    return out
+    return enc.relation(OID, namespace, "users", columns, "d", xid)
 
 
 def insert(xid: int | None = None) -> bytes:
-    row = tuple_data(("t", b"1"), ("n", None), ("u", None), ("b", b"\x00\x01"))
-    return b"I" + streamed(xid) + u32(OID) + b"N" + row
+    return enc.insert(
+        OID, tuple_data(("t", b"1"), ("n", None), ("u", None), ("b", b"\x00\x01")), xid
+    )
 
 
 def update(old: str | None, xid: int | None = None) -> bytes:
-    out = b"U" + streamed(xid) + u32(OID)
-    if old is not None:
-        out += old.encode() + tuple_data(("t", b"1"), ("n", None))
-    return out + b"N" + tuple_data(("t", b"2"), ("u", None))
+    old_tuple = None if old is None else tuple_data(("t", b"1"), ("n", None))
+    new_tuple = tuple_data(("t", b"2"), ("u", None))
+    return enc.update(OID, new_tuple, old_tuple, old or "K", xid)
 
 
 def delete(old: str, xid: int | None = None) -> bytes:
-    return b"D" + streamed(xid) + u32(OID) + old.encode() + tuple_data(("t", b"1"))
+    return enc.delete(OID, tuple_data(("t", b"1")), old, xid)
 
 
 def truncate(flags: int, xid: int | None = None) -> bytes:
-    return b"T" + streamed(xid) + u32(2) + u8(flags) + u32(OID) + u32(OID + 1)
+    return enc.truncate([OID, OID + 1], flags, xid)
 
 
 def message(flags: int, xid: int | None = None) -> bytes:
-    content = b"a\0b"
-    return b"M" + streamed(xid) + u8(flags) + u64(LSN) + cstr("app") + i32(3) + content
+    return enc.message(flags, LSN, "app", b"a\0b", xid)
 
 
 def type_message(xid: int | None = None) -> bytes:
-    return b"Y" + streamed(xid) + u32(OID) + cstr("public") + cstr("mood")
+    return enc.type_message(OID, "public", "mood", xid)
 
 
 def origin() -> bytes:
-    return b"O" + u64(LSN) + cstr("node_a")
+    return enc.origin(LSN, "node_a")
 
 
 def stream_start(first: int) -> bytes:
@@ -116,37 +80,29 @@ def stream_start(first: int) -> bytes:
 
 
 def stream_commit(flags: int = 0) -> bytes:
-    return b"c" + u32(XID) + u8(flags) + u64(LSN) + u64(LSN + 40) + i64(PG_TS)
+    return enc.stream_commit(XID, LSN, LSN + 40, UNIX_TS, flags)
 
 
 def stream_abort(subxid: int, abort_info: bool) -> bytes:
-    out = b"A" + u32(XID) + u32(subxid)
-    return out + (u64(LSN) + i64(PG_TS) if abort_info else b"")
+    if abort_info:
+        return enc.stream_abort(XID, subxid, LSN, UNIX_TS)
+    return enc.stream_abort(XID, subxid)
 
 
 def begin_prepare() -> bytes:
-    return b"b" + u64(LSN) + u64(LSN + 40) + i64(PG_TS) + u32(XID) + cstr("gid-1")
+    return enc.begin_prepare(LSN, LSN + 40, UNIX_TS, XID, "gid-1")
 
 
 def prepare(tag: bytes, flags: int = 0) -> bytes:
-    return tag + u8(flags) + u64(LSN) + u64(LSN + 40) + i64(PG_TS) + u32(XID) + cstr("gid-1")
+    return enc.prepare(LSN, LSN + 40, UNIX_TS, XID, "gid-1", flags, tag)
 
 
 def commit_prepared(flags: int = 0) -> bytes:
-    return b"K" + u8(flags) + u64(LSN) + u64(LSN + 40) + i64(PG_TS) + u32(XID) + cstr("gid-1")
+    return enc.commit_prepared(LSN, LSN + 40, UNIX_TS, XID, "gid-1", flags)
 
 
 def rollback_prepared(flags: int = 0) -> bytes:
-    return (
-        b"r"
-        + u8(flags)
-        + u64(LSN)
-        + u64(LSN + 40)
-        + i64(PG_TS)
-        + i64(PG_TS + 5)
-        + u32(XID)
-        + cstr("gid-1")
-    )
+    return enc.rollback_prepared(LSN, LSN + 40, UNIX_TS, UNIX_TS + 5, XID, "gid-1", flags)
 
 
 # --- transaction control ------------------------------------------------------------------------

@@ -1,0 +1,577 @@
+"""`cdcw bench`: the pipeline measured against its physical floor, on one generated workload.
+
+    cdcw bench --scale 1000000 --out bench/results-1m.json [--work bench/1m]
+
+In one run, on the same generated files (cdc_warehouse.workload):
+
+floor        Spark reads the landed files once and writes the same number of rows as parquet
+full         land every base wave (one landing run each, as files arrive) + one `dbt build`,
+             from an empty warehouse
+realistic    from the full build's warehouse: land 1% more events (new keys, recent keys, a
+             few late changes of old keys) + `dbt build`
+adversarial  the same, the 1% spread over random live keys of all ages
+
+Each phase runs in its own Python process (its own driver JVM) while this process samples
+the resident memory of its process tree (/proc): the driver's Python process, its JVM and
+the Python UDF workers, separately and in total; the child also reports its own and its
+JVM's peak (VmHWM). Per stage times come from dbt's run_results.json. Times exclude JVM
+start-up (reported apart); ratios are to the floor measured in the same run, so results
+compare across noisy machines. A sanity check compares cdc_current's rows per source system
+with the generator's count of live keys.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from cdc_warehouse import workload
+
+PHASES = ("floor", "full", "realistic", "adversarial")
+STAGES = ("land", "staging", "change_log", "history", "current", "tests", "other", "dbt_overhead")
+DBT_STAGES = STAGES[1:-1]
+TARGETS = {
+    "full_vs_floor": 2.5,
+    "driver_peak_rss_gb": 4.0,
+    "realistic_vs_full": 0.05,
+}
+SAMPLE_SECONDS = 0.2
+
+
+# --------------------------------------------------------------------------------------------
+# Memory: sampling a process tree through /proc
+# --------------------------------------------------------------------------------------------
+
+
+def _status(pid: int) -> dict[str, str]:
+    try:
+        text = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return {}
+    return dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
+
+
+def _kib(status: dict[str, str], field: str) -> int:
+    value = status.get(field, "0 kB").split()
+    return int(value[0]) if value else 0
+
+
+def _children() -> dict[int, list[int]]:
+    tree: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        tree.setdefault(ppid, []).append(int(entry))
+    return tree
+
+
+def _descendants(root: int) -> list[int]:
+    tree = _children()
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo.extend(tree.get(pid, []))
+    return found
+
+
+def _parent(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _is_java(pid: int) -> bool:
+    try:
+        exe = os.readlink(f"/proc/{pid}/exe")
+    except OSError:
+        return False
+    return os.path.basename(exe) == "java"
+
+
+def jvm_pids(root: int) -> list[int]:
+    return [pid for pid in _descendants(root) if pid != root and _is_java(pid)]
+
+
+class TreeSampler(threading.Thread):
+    """Peak resident memory of a process tree, sampled: the root (the driver's Python), its
+    JVMs, and everything else (Python UDF workers), each as a sum at one instant."""
+
+    def __init__(self, root: int) -> None:
+        super().__init__(daemon=True)
+        self.root = root
+        self.stopped = threading.Event()
+        self.peak = {
+            "driver": 0,  # driver Python + its JVM, at one instant: the target's measure
+            "driver_python": 0,
+            "jvm": 0,
+            "jvm_largest": 0,
+            "workers": 0,
+            "tree": 0,
+        }
+        self.samples = 0
+
+    def run(self) -> None:
+        while not self.stopped.is_set():
+            parts = {"driver_python": 0, "jvm": 0, "workers": 0}
+            pids = _descendants(self.root)
+            java = {pid for pid in pids if _is_java(pid)}
+            for pid in pids:
+                rss = _kib(_status(pid), "VmRSS") * 1024
+                if pid == self.root:
+                    parts["driver_python"] += rss
+                elif pid in java:
+                    # A JVM starting a Python worker forks first: for a moment the child is a
+                    # copy of the JVM (same pages, counted twice). Count top-level JVMs only.
+                    if _parent(pid) not in java:
+                        parts["jvm"] += rss
+                        self.peak["jvm_largest"] = max(self.peak["jvm_largest"], rss)
+                else:
+                    parts["workers"] += rss
+            parts["driver"] = parts["driver_python"] + parts["jvm"]
+            parts["tree"] = parts["driver"] + parts["workers"]
+            for name, value in parts.items():
+                self.peak[name] = max(self.peak[name], value)
+            self.samples += 1
+            self.stopped.wait(SAMPLE_SECONDS)
+
+    def stop(self) -> dict[str, int]:
+        self.stopped.set()
+        self.join()
+        return dict(self.peak)
+
+
+# --------------------------------------------------------------------------------------------
+# Child side: one phase in a fresh process
+# --------------------------------------------------------------------------------------------
+
+
+def _landed_families() -> tuple[str, ...]:
+    from cdc_warehouse.landing import FAMILIES
+
+    return tuple(family.name for family in FAMILIES)
+
+
+def _stage_of(node: dict[str, Any]) -> str:
+    unique_id = node["unique_id"]
+    kind, _, name = unique_id.split(".")[0], None, unique_id.split(".")[-1]
+    if kind == "test":
+        return "tests"
+    if kind != "model":
+        return "other"
+    if name.startswith("stg_"):
+        return "staging"
+    if name.startswith("int_cdc__"):
+        return "change_log"
+    if name.startswith("int_"):
+        return "staging"  # a family's decoding into the one change-log shape
+    if name == "cdc_history":
+        return "history"
+    if name == "cdc_current":
+        return "current"
+    return "other"
+
+
+def dbt_timings(run_results: Path) -> dict[str, Any]:
+    """Seconds per node and per stage from dbt's run_results.json."""
+    document = json.loads(run_results.read_text())
+    nodes = {}
+    stages = dict.fromkeys(DBT_STAGES, 0.0)
+    for node in document.get("results", []):
+        seconds = float(node.get("execution_time") or 0.0)
+        name = node["unique_id"].split(".")[-1]
+        if node["unique_id"].startswith("test."):
+            name = "test." + name
+        nodes[name] = {"seconds": round(seconds, 3), "status": node.get("status")}
+        stages[_stage_of(node)] += seconds
+    return {
+        "elapsed": float(document.get("elapsed_time") or 0.0),
+        "nodes": nodes,
+        "stages": {k: round(v, 3) for k, v in stages.items()},
+    }
+
+
+def _self_peaks() -> dict[str, int]:
+    me = os.getpid()
+    jvm = jvm_pids(me)
+    return {
+        "driver_python_hwm": _kib(_status(me), "VmHWM") * 1024,
+        "jvm_hwm": sum(_kib(_status(pid), "VmHWM") * 1024 for pid in jvm),
+    }
+
+
+def _sanity(spark) -> dict[str, Any]:
+    current = {
+        row[0]: row[1]
+        for row in spark.sql(
+            "select source_system, count(*) from cdc_current group by source_system"
+        ).collect()
+    }
+    return {
+        "current_rows": current,
+        "history_rows": spark.sql("select count(*) from cdc_history").first()[0],
+        "quarantine_rows": spark.sql("select count(*) from cdc_quarantine").first()[0],
+        # The layout's cost driver: key partitions that the last landing run touched.
+        "key_partitions": spark.sql(
+            "select count(distinct key_cohort) from cdc_internal.int_cdc__key_registry"
+        ).first()[0],
+        "key_partitions_touched_by_last_run": spark.sql(
+            "select count(distinct key_cohort) from cdc_internal.int_cdc__change_log "
+            "where landing_run = (select max(landing_run) from cdc_internal.int_cdc__change_log)"
+        ).first()[0],
+    }
+
+
+def run_phase(phase: str, work: Path, result_path: Path) -> int:
+    """One phase, in this (fresh) process; writes its measurements to `result_path`."""
+    from cdc_warehouse.cli import run_dbt, start_spark, warehouse_lock
+    from cdc_warehouse.landing import land
+    from cdc_warehouse.settings import load_settings
+
+    manifest = workload.load_manifest(work / "workload")
+    families = _landed_families()
+    settings = load_settings()
+    result: dict[str, Any] = {"phase": phase}
+    started = time.perf_counter()
+    if phase == "floor":
+        from cdc_warehouse.spark import build_session
+
+        spark = build_session(settings)
+        result["startup_seconds"] = round(time.perf_counter() - started, 3)
+        paths = [
+            str(settings.landing_root / relative)
+            for name in manifest["waves"]
+            for relative in workload.delivery_files(work / "workload", name)
+            if relative.parts[0] in families and relative.suffix == ".jsonl"
+        ]
+        t0 = time.perf_counter()
+        frame = spark.read.text(paths)
+        frame.write.mode("overwrite").parquet(str(work / "floor-output"))
+        result["seconds"] = round(time.perf_counter() - t0, 3)
+        result["rows"] = spark.read.parquet(str(work / "floor-output")).count()
+        result["files"] = len(paths)
+    else:
+        with warehouse_lock(settings):
+            spark = start_spark(settings)
+            result["startup_seconds"] = round(time.perf_counter() - started, 3)
+            deliveries = manifest["waves"] if phase == "full" else [f"topup-{phase}"]
+            land_seconds = []
+            for name in deliveries:
+                workload.stage(work / "workload", name, settings.landing_root)
+                t0 = time.perf_counter()
+                report = land(spark, settings.landing_root)
+                land_seconds.append(round(time.perf_counter() - t0, 3))
+                print(f"bench: {name}: {report.files} files, {report.lines} lines", flush=True)
+            t0 = time.perf_counter()
+            ok = run_dbt(["build"], settings)
+            dbt_seconds = time.perf_counter() - t0
+            result["land_seconds"] = round(sum(land_seconds), 3)
+            result["land_seconds_per_run"] = land_seconds
+            result["dbt_seconds"] = round(dbt_seconds, 3)
+            result["seconds"] = round(sum(land_seconds) + dbt_seconds, 3)
+            result["dbt_success"] = ok
+            result["dbt"] = dbt_timings(settings.dbt_dir / "target" / "run_results.json")
+            result["sanity"] = _sanity(spark)
+    result.update(_self_peaks())
+    result_path.write_text(json.dumps(result, indent=2) + "\n")
+    return 0
+
+
+# --------------------------------------------------------------------------------------------
+# Parent side: the whole benchmark
+# --------------------------------------------------------------------------------------------
+
+
+def _phase_env(work: Path, phase: str) -> dict[str, str]:
+    env = dict(os.environ)
+    warehouse = work / ("floor-warehouse" if phase == "floor" else "warehouse")
+    env.update(
+        CDC_LANDING_ROOT=str(work / "landing"),
+        CDC_WAREHOUSE_DIR=str(warehouse),
+        PYTHONUNBUFFERED="1",
+    )
+    return env
+
+
+def _run_child(phase: str, work: Path) -> dict[str, Any]:
+    result_path = work / f"result-{phase}.json"
+    result_path.unlink(missing_ok=True)
+    log = work / f"{phase}.log"
+    with log.open("w") as handle:
+        wall_started = time.perf_counter()
+        child = subprocess.Popen(
+            [sys.executable, "-m", "cdc_warehouse.benchmark", "_phase", phase, str(work)],
+            env=_phase_env(work, phase),
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+        )
+        sampler = TreeSampler(child.pid)
+        sampler.start()
+        code = child.wait()
+        peaks = sampler.stop()
+        wall = time.perf_counter() - wall_started
+    if code != 0 or not result_path.exists():
+        tail = "".join(log.read_text().splitlines(keepends=True)[-30:])
+        raise RuntimeError(f"benchmark phase {phase} failed (exit {code}); log {log}:\n{tail}")
+    result = json.loads(result_path.read_text())
+    result["process_seconds"] = round(wall, 3)
+    result["rss_peak_bytes"] = {
+        **peaks,
+        **{k: result.pop(k) for k in list(result) if k.endswith("_hwm")},
+    }
+    result["rss_samples"] = sampler.samples
+    return result
+
+
+def _reset(path: Path) -> None:
+    if path.exists():
+        shutil.rmtree(path)
+
+
+def _workload(spec: workload.Spec, root: Path, regenerate: bool) -> dict[str, Any]:
+    if not regenerate and (root / "manifest.json").exists():
+        manifest = workload.load_manifest(root)
+        wanted = {**workload.asdict(spec), "families": list(spec.families)}
+        wanted.pop("jobs")
+        held = dict(manifest["spec"])
+        held.pop("jobs", None)
+        if held == wanted:
+            return manifest
+    return workload.generate(spec, root)
+
+
+def _events(manifest: dict[str, Any], families: Sequence[str], key: str, mode: str = "") -> int:
+    total = 0
+    for family in families:
+        facts = manifest["families"].get(family)
+        if facts:
+            total += facts["base_events"] if key == "base" else facts["topup_events"][mode]
+    return total
+
+
+def _summary(results: dict[str, Any], manifest: dict[str, Any], families: Sequence[str]):
+    floor = results["floor"]["seconds"]
+    base_events = _events(manifest, families, "base")
+    out: dict[str, Any] = {}
+    for phase in ("full", *workload.TOPUP_MODES):
+        if phase not in results:
+            continue
+        result = results[phase]
+        events = base_events if phase == "full" else _events(manifest, families, "topup", phase)
+        nodes_total = sum(result["dbt"]["stages"].values())
+        stages = {
+            "land": result["land_seconds"],
+            **result["dbt"]["stages"],
+            # parsing, compile-time queries, hooks: dbt's time outside its nodes
+            "dbt_overhead": max(0.0, result["dbt_seconds"] - nodes_total),
+        }
+        result["events"] = events
+        result["events_per_second"] = round(events / max(result["seconds"], 1e-9), 1)
+        result["stages"] = {
+            name: {
+                "seconds": round(seconds, 3),
+                "events_per_second": round(events / seconds, 1) if seconds > 0 else None,
+                "vs_floor": round(seconds / floor, 3),
+            }
+            for name, seconds in stages.items()
+        }
+        result["vs_floor"] = round(result["seconds"] / floor, 3)
+        out[phase] = result
+        expected = {
+            family: manifest["families"][family]["live_keys"]["base" if phase == "full" else phase]
+            for family in families
+            if family in manifest["families"]
+        }
+        result["sanity"]["expected_live_keys"] = expected
+        result["sanity"]["current_matches_live_keys"] = all(
+            result["sanity"]["current_rows"].get(family, 0) == count
+            for family, count in expected.items()
+        )
+    full = results.get("full", {}).get("seconds")
+    ratios = {"full_vs_floor": out["full"]["vs_floor"]} if "full" in out else {}
+    for mode in workload.TOPUP_MODES:
+        if mode in out and full:
+            ratios[f"{mode}_vs_full"] = round(out[mode]["seconds"] / full, 4)
+            ratios[f"{mode}_vs_floor"] = out[mode]["vs_floor"]
+    # Each process's own high-water mark (VmHWM, exact), summed: an upper bound of the
+    # driver's peak; the sampled peak (at one instant) is reported beside it.
+    peak = max(
+        (r["rss_peak_bytes"]["driver_python_hwm"] + r["rss_peak_bytes"]["jvm_hwm"])
+        for r in out.values()
+    )
+    ratios["driver_peak_rss_gb"] = round(peak / 2**30, 3)
+    sampled = max(r["rss_peak_bytes"]["driver"] for r in out.values())
+    ratios["driver_peak_rss_sampled_gb"] = round(sampled / 2**30, 3)
+    return ratios
+
+
+def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
+    work = Path(args.work).resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    families = tuple(f for f in args.families.split(",") if f)
+    spec = workload.Spec(args.scale, args.seed, args.waves, families, args.chunk_events)
+    t0 = time.perf_counter()
+    manifest = _workload(spec, work / "workload", args.regenerate)
+    generate_seconds = time.perf_counter() - t0
+    landed = [f for f in families if f in _landed_families()]
+    results: dict[str, Any] = {}
+    phases = [p for p in PHASES if p in args.phases.split(",")]
+    for path in ("landing", "warehouse", "floor-warehouse", "floor-output", "warehouse.base"):
+        _reset(work / path)
+    (work / "landing").mkdir()
+    for name in manifest["waves"]:
+        workload.stage(work / "workload", name, work / "landing")
+    if "floor" in phases:
+        print(f"bench: floor ({args.scale} events)", file=sys.stderr, flush=True)
+        results["floor"] = _run_child("floor", work)
+        _reset(work / "floor-output")
+        _reset(work / "floor-warehouse")
+    # The full build lands wave by wave: start from an empty landing root.
+    _reset(work / "landing")
+    (work / "landing").mkdir()
+    print("bench: full build", file=sys.stderr, flush=True)
+    results["full"] = _run_child("full", work)
+    shutil.copytree(work / "warehouse", work / "warehouse.base")
+    for mode in workload.TOPUP_MODES:
+        if mode not in phases:
+            continue
+        print(f"bench: incremental ({mode})", file=sys.stderr, flush=True)
+        _reset(work / "warehouse")
+        shutil.copytree(work / "warehouse.base", work / "warehouse")
+        results[mode] = _run_child(mode, work)
+        workload.unstage(work / "workload", f"topup-{mode}", work / "landing")
+    ratios = _summary(results, manifest, landed) if "floor" in results else {}
+    document = {
+        "command": " ".join(["cdcw", "bench", *args.argv]),
+        "scale": args.scale,
+        "seed": args.seed,
+        "waves": args.waves,
+        "families_generated": list(families),
+        "families_landed": landed,
+        "machine": {
+            "cpus": os.cpu_count(),
+            "memory_gb": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
+            "python": platform.python_version(),
+            "load_average_at_end": os.getloadavg(),
+            "spark_master": os.environ.get("CDC_SPARK_MASTER", "local[2]"),
+            "driver_memory": os.environ.get("CDC_DRIVER_MEMORY", "6g"),
+        },
+        "workload": {
+            "generate_seconds": round(generate_seconds, 2),
+            "generator_seconds_reported": manifest["generate_seconds"],
+            "deliveries": manifest["deliveries"],
+            "families": manifest["families"],
+        },
+        "phases": results,
+        "ratios": ratios,
+        "targets": TARGETS,
+    }
+    if not args.keep:
+        for path in ("warehouse.base",):
+            _reset(work / path)
+    return document
+
+
+def format_table(document: dict[str, Any]) -> str:
+    phases = document["phases"]
+    floor = phases.get("floor", {})
+    lines = [
+        f"scale {document['scale']} events, families landed: "
+        f"{', '.join(document['families_landed'])}",
+        f"floor: {floor.get('seconds', '?')} s for {floor.get('rows', '?')} rows "
+        f"({floor.get('files', '?')} files)",
+        "",
+        f"{'phase':<12} {'stage':<11} {'seconds':>9} {'events/s':>10} {'x floor':>8}",
+    ]
+    for phase in ("full", *workload.TOPUP_MODES):
+        result = phases.get(phase)
+        if not result or "stages" not in result:
+            continue
+        for stage, values in result["stages"].items():
+            eps = values["events_per_second"]
+            lines.append(
+                f"{phase:<12} {stage:<11} {values['seconds']:>9.2f} "
+                f"{'' if eps is None else f'{eps:>10.0f}':>10} {values['vs_floor']:>8.2f}"
+            )
+        lines.append(
+            f"{phase:<12} {'TOTAL':<11} {result['seconds']:>9.2f} "
+            f"{result['events_per_second']:>10.0f} {result['vs_floor']:>8.2f}"
+        )
+        rss = result["rss_peak_bytes"]
+        lines.append(
+            f"{'':<12} peak RSS: driver {rss['driver'] / 2**30:.2f} GB "
+            f"(python {rss['driver_python'] / 2**30:.2f} GB, "
+            f"JVM {rss['jvm'] / 2**30:.2f} GB, JVM HWM {rss['jvm_hwm'] / 2**30:.2f} GB), "
+            f"UDF workers {rss['workers'] / 2**30:.2f} GB; "
+            f"sane: {result['sanity']['current_matches_live_keys']}"
+        )
+    lines.append("")
+    for name, value in document["ratios"].items():
+        target = document["targets"].get(name)
+        lines.append(f"{name:<24} {value:>10}" + (f"   (target <= {target})" if target else ""))
+    return "\n".join(lines)
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="cdcw bench", description=__doc__.split("\n")[0])
+    parser.add_argument("--scale", type=int, required=True, help="base change events")
+    parser.add_argument("--out", type=Path, help="write the results as JSON here")
+    parser.add_argument("--work", type=Path, help="working directory (default bench/<scale>)")
+    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--waves", type=int, default=8)
+    parser.add_argument("--families", default=",".join(workload.FAMILIES))
+    parser.add_argument("--chunk-events", type=int, default=50_000)
+    parser.add_argument("--phases", default=",".join(PHASES))
+    parser.add_argument("--regenerate", action="store_true", help="generate even if present")
+    parser.add_argument("--keep", action="store_true", help="keep the full build's warehouse copy")
+    args = parser.parse_args(argv)
+    args.argv = list(argv)
+    if args.work is None:
+        from cdc_warehouse.settings import PROJECT_DIR
+
+        args.work = PROJECT_DIR / "bench" / str(args.scale)
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["_phase"]:
+        return run_phase(argv[1], Path(argv[2]), Path(argv[2]) / f"result-{argv[1]}.json")
+    if argv[:1] == ["--summarize"]:
+        # Recompute ratios and the table of a stored result (e.g. after a change of this
+        # module's bookkeeping), without running anything.
+        path = Path(argv[1])
+        document = json.loads(path.read_text())
+        manifest = {"families": document["workload"]["families"]}
+        document["ratios"] = _summary(document["phases"], manifest, document["families_landed"])
+        document["targets"] = TARGETS
+        path.write_text(json.dumps(document, indent=2) + "\n")
+        print(format_table(document))
+        return 0
+    args = parse_args(argv)
+    document = run_benchmark(args)
+    print(format_table(document))
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(document, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

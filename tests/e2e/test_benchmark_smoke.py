@@ -1,0 +1,53 @@
+"""`cdcw bench` end to end at a tiny scale: every phase runs, the JSON holds every field, and
+the marts built from the generated data agree with the generator (no timing assertions)."""
+
+from __future__ import annotations
+
+import json
+
+from cdc_warehouse import benchmark, workload
+
+STAGE_FIELDS = {"seconds", "events_per_second", "vs_floor"}
+RSS_FIELDS = {"driver", "driver_python", "jvm", "jvm_largest", "jvm_hwm", "workers", "tree"}
+
+
+def test_bench_command_writes_every_field_and_sane_marts(tmp_path, java_available):
+    out = tmp_path / "results.json"
+    code = benchmark.main(
+        ["--scale", "2000", "--waves", "2", "--work", str(tmp_path / "work"), "--out", str(out)]
+    )
+    assert code == 0
+    document = json.loads(out.read_text())
+    assert document["scale"] == 2000
+    assert set(document["phases"]) == {"floor", *("full", *workload.TOPUP_MODES)}
+    floor = document["phases"]["floor"]
+    assert floor["seconds"] > 0 and floor["rows"] > 2000
+    landed = document["families_landed"]
+    assert {"datastream", "debezium", "pgoutput"} <= set(landed)
+    for phase in ("full", *workload.TOPUP_MODES):
+        result = document["phases"][phase]
+        assert result["dbt_success"] is True
+        assert set(result["stages"]) == set(benchmark.STAGES)
+        for values in result["stages"].values():
+            assert set(values) == STAGE_FIELDS
+        assert set(result["rss_peak_bytes"]) >= RSS_FIELDS
+        assert result["rss_peak_bytes"]["jvm"] > 0
+        assert result["events"] > 0 and result["events_per_second"] > 0
+        sanity = result["sanity"]
+        # cdc_current holds exactly the keys the generator left alive, family by family.
+        assert sanity["current_matches_live_keys"], sanity
+        assert sanity["current_rows"] == {
+            family: count for family, count in sanity["expected_live_keys"].items()
+        }
+        assert sanity["quarantine_rows"] == 0
+        assert sanity["history_rows"] >= sum(sanity["current_rows"].values())
+    assert set(document["ratios"]) == {
+        "full_vs_floor",
+        "realistic_vs_full",
+        "realistic_vs_floor",
+        "adversarial_vs_full",
+        "adversarial_vs_floor",
+        "driver_peak_rss_gb",
+        "driver_peak_rss_sampled_gb",
+    }
+    assert document["workload"]["families"]["spanner"]["base_events"] > 0

@@ -1,0 +1,59 @@
+"""The benchmark's bookkeeping (no Spark): stages from dbt's run_results, memory sampling."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from cdc_warehouse import benchmark
+
+
+def node(unique_id: str, seconds: float) -> dict:
+    return {"unique_id": unique_id, "execution_time": seconds, "status": "success"}
+
+
+def test_dbt_nodes_are_grouped_into_stages(tmp_path):
+    run_results = tmp_path / "run_results.json"
+    run_results.write_text(
+        json.dumps(
+            {
+                "elapsed_time": 20.0,
+                "results": [
+                    node("model.cdc_warehouse.stg_debezium__lines", 0.5),
+                    node("model.cdc_warehouse.int_debezium__events", 4.0),
+                    node("model.cdc_warehouse.int_cdc__change_log", 3.0),
+                    node("model.cdc_warehouse.int_cdc__key_registry", 1.0),
+                    node("model.cdc_warehouse.cdc_history", 6.0),
+                    node("model.cdc_warehouse.cdc_current", 2.0),
+                    node("model.cdc_warehouse.cdc_quarantine", 0.25),
+                    node("test.cdc_warehouse.one_current_row_per_key_cdc_current_.abc", 1.5),
+                ],
+            }
+        )
+    )
+    timings = benchmark.dbt_timings(run_results)
+    assert timings["stages"] == {
+        "staging": 4.5,
+        "change_log": 4.0,
+        "history": 6.0,
+        "current": 2.0,
+        "tests": 1.5,
+        "other": 0.25,
+    }
+    assert timings["nodes"]["cdc_history"]["seconds"] == 6.0
+    assert timings["elapsed"] == 20.0
+
+
+def test_tree_sampler_sees_this_process():
+    sampler = benchmark.TreeSampler(os.getpid())
+    sampler.start()
+    peaks = sampler.stop()
+    assert peaks["driver_python"] > 10 * 2**20
+    assert peaks["driver"] >= peaks["driver_python"]
+    assert peaks["tree"] >= peaks["driver"]
+
+
+def test_cli_knows_the_bench_command():
+    from cdc_warehouse.cli import USAGE
+
+    assert "cdcw bench" in USAGE

@@ -1,0 +1,245 @@
+"""The benchmark's workload generator: deterministic, readable by the project's own decoders,
+and holding the traps it promises in the stated proportions (no Spark)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from cdc_warehouse import workload
+from python_udfs.datastream import flatten_event
+from python_udfs.debezium import flatten_record
+from python_udfs.pgoutput import change_rows, decode_message, message_row
+
+PLACEHOLDERS = ("__debezium_unavailable_value",)
+
+
+def tree_digest(root: Path) -> dict[str, str]:
+    return {
+        str(path.relative_to(root)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(root.rglob("*"))
+        if path.is_file() and path.name != "manifest.json"
+    }
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory) -> tuple[Path, dict]:
+    out = tmp_path_factory.mktemp("workload") / "w"
+    manifest = workload.generate(workload.Spec(scale=20_000, seed=7, waves=4, jobs=1), out)
+    return out, manifest
+
+
+def lines_of(out: Path, family: str) -> list[tuple[str, str, str]]:
+    """(delivery, source name, line) of every landed line of a family, in landing order."""
+    found = []
+    for delivery in sorted(p.name for p in out.iterdir() if p.is_dir()):
+        for path in sorted((out / delivery / family).rglob("*.jsonl")):
+            source = path.relative_to(out / delivery / family).parts[0]
+            found.extend((delivery, source, line) for line in path.read_text().splitlines())
+    return found
+
+
+def test_same_seed_same_files_whatever_the_parallelism(tmp_path):
+    spec = workload.Spec(scale=3_000, seed=11, waves=3, jobs=1)
+    workload.generate(spec, tmp_path / "a")
+    workload.generate(workload.Spec(scale=3_000, seed=11, waves=3, jobs=2), tmp_path / "b")
+    workload.generate(workload.Spec(scale=3_000, seed=12, waves=3, jobs=1), tmp_path / "c")
+    assert tree_digest(tmp_path / "a") == tree_digest(tmp_path / "b")
+    assert tree_digest(tmp_path / "a") != tree_digest(tmp_path / "c")
+
+
+def test_layout_every_wave_and_both_topups(generated):
+    out, manifest = generated
+    assert manifest["waves"] == [f"wave-{n:04d}" for n in range(4)]
+    assert set(manifest["deliveries"]) == {
+        *manifest["waves"],
+        "topup-realistic",
+        "topup-adversarial",
+    }
+    for delivery in manifest["deliveries"]:
+        assert {p.name for p in (out / delivery).iterdir()} == set(workload.FAMILIES)
+    base = sum(facts["base_events"] for facts in manifest["families"].values())
+    assert base == 20_000
+    for mode in workload.TOPUP_MODES:
+        topup = sum(facts["topup_events"][mode] for facts in manifest["families"].values())
+        assert topup == pytest.approx(200, abs=4)
+
+
+def test_families_option_limits_what_is_written(tmp_path):
+    spec = workload.Spec(scale=1_000, waves=2, families=("datastream", "spanner"), jobs=1)
+    workload.generate(spec, tmp_path)
+    assert {p.name for p in (tmp_path / "wave-0000").iterdir()} == {"datastream", "spanner"}
+
+
+def test_datastream_lines_flatten_without_error(generated):
+    out, manifest = generated
+    ops, uuids, duplicates = Counter(), Counter(), 0
+    for _, source, line in lines_of(out, "datastream"):
+        row = flatten_event(line, source)
+        assert row["error"] is None, (row, line)
+        ops[row["op"]] += 1
+        uuids[row["event_id"]] += 1
+    duplicates = sum(count - 1 for count in uuids.values())
+    events = sum(
+        s["events"]
+        for d in manifest["deliveries"].values()
+        for f, s in d["families"].items()
+        if f == "datastream"
+    )
+    assert len(uuids) == events
+    assert {"insert", "update", "delete", "snapshot"} <= set(ops)
+    # Duplicates: 1% of lines again, plus a small file landed twice under another name.
+    assert 0.01 <= duplicates / events <= 0.04
+    assert manifest["families"]["datastream"]["late_files"] >= 1
+
+
+def test_debezium_records_flatten_with_placeholders_and_key_changes(generated):
+    out, manifest = generated
+    ops, unknown_updates, updates_main, offsets = Counter(), 0, 0, Counter()
+    for delivery, source, line in lines_of(out, "debezium"):
+        row = flatten_record(line, source, PLACEHOLDERS)
+        assert row["error"] is None, (row, line[:300])
+        ops[row["op"]] += 1
+        record = json.loads(line)
+        if delivery.startswith("wave-"):  # the two top-ups are alternatives, same offsets
+            offsets[(record["topic"], record["partition"], record["offset"])] += 1
+        if source == "pg_main" and row["op"] == "update":
+            updates_main += 1
+            unknown_updates += any(v is None for v in row["row_image"].values())
+    assert {"insert", "update", "delete", "snapshot", None} <= set(ops)  # None: tombstones
+    assert unknown_updates / updates_main == pytest.approx(workload.TOAST_SHARE, abs=0.08)
+    same_offset_again = sum(count - 1 for count in offsets.values())
+    assert same_offset_again / len(offsets) == pytest.approx(workload.DUPLICATE_SHARE, abs=0.006)
+    totals = Counter()
+    for delivery in manifest["deliveries"].values():
+        totals.update(delivery["families"]["debezium"])
+    assert totals["pk_changes"] >= 1
+    assert manifest["families"]["debezium"]["late_files"] >= 1
+
+
+def test_pgoutput_log_decodes_and_its_changes_type(generated):
+    out, manifest = generated
+    kinds, unchanged_toast, updates = Counter(), 0, 0
+    relation = None
+    for delivery in manifest["deliveries"]:
+        in_stream = False
+        for path in sorted((out / delivery / "pgoutput").rglob("*.jsonl")):
+            for line in path.read_text().splitlines():
+                entry = json.loads(line)
+                tag = base64.b64decode(entry["data"])[:1]
+                row = message_row(line, in_stream and tag not in (b"S", b"E"))
+                assert row["error"] is None, (row, line)
+                in_stream = {b"S": True, b"E": False}.get(tag, in_stream)
+                kinds[row["kind"]] += 1
+                if row["kind"] == "relation":
+                    relation = row["relation_json"]
+                if row["kind"] in ("insert", "update", "delete"):
+                    changes = change_rows(
+                        relation,
+                        row["kind"],
+                        row["old_kind"],
+                        row["old_tuple_json"],
+                        row["new_tuple_json"],
+                        workload.PG_SLOT,
+                    )
+                    assert all(change["error"] is None for change in changes), changes
+                    if row["kind"] == "update" and len(changes) == 1:
+                        updates += 1
+                        unchanged_toast += any(v is None for v in changes[0]["row_image"].values())
+    assert {"begin", "commit", "relation", "insert", "update", "delete"} <= set(kinds)
+    assert kinds["stream_commit"] >= 1 and kinds["stream_abort"] >= 1
+    assert unchanged_toast / updates == pytest.approx(workload.TOAST_SHARE, abs=0.1)
+    totals = Counter()
+    for delivery in manifest["deliveries"].values():
+        totals.update(delivery["families"]["pgoutput"])
+    assert totals["streamed_txns"] >= 1
+    assert totals["aborted_subtxns"] >= 1
+    assert totals["resent_open_txns"] >= 1  # open at a wave's end, sent again by the next read
+    assert totals["pk_changes"] >= 1
+
+
+def test_pgoutput_open_transaction_is_sent_again_from_its_first_segment(generated):
+    out, manifest = generated
+    first_segments = Counter()
+    for delivery in manifest["waves"]:
+        for path in sorted((out / delivery / "pgoutput").rglob("*.jsonl")):
+            for line in path.read_text().splitlines():
+                data = base64.b64decode(json.loads(line)["data"])
+                if data[:1] == b"S":
+                    message = decode_message(data, False)
+                    if message["first_segment"]:
+                        first_segments[message["xid"]] += 1
+    assert any(count == 2 for count in first_segments.values())
+
+
+def test_spanner_rows_have_the_contract_shape(generated):
+    out, _ = generated
+    kinds, captures, dialects = Counter(), set(), set()
+    for _, _, line in lines_of(out, "spanner"):
+        row = json.loads(line)
+        assert "partition_token" in row
+        if "ChangeRecord" in row:
+            dialects.add("googlesql")
+            (entry,) = row["ChangeRecord"]
+            (kind,) = [k for k, v in entry.items() if v]
+            (record,) = entry[kind]
+        else:
+            dialects.add("postgresql")
+            (kind,) = [k for k in row if k != "partition_token"]
+            record = row[kind]
+        kinds[kind] += 1
+        if kind == "data_change_record":
+            captures.add(record["value_capture_type"])
+            assert record["mod_type"] in {"INSERT", "UPDATE", "DELETE"}
+            assert {"keys", "new_values", "old_values"} <= set(record["mods"][0])
+            assert record["number_of_records_in_transaction"] >= 1
+    assert set(kinds) == {"data_change_record", "heartbeat_record", "child_partitions_record"}
+    try:  # the Spanner decoder, where this version has it
+        from python_udfs.spanner import flatten_line  # type: ignore[import-not-found]
+    except ImportError:
+        return
+    for _, source, line in lines_of(out, "spanner"):
+        assert all(row["error"] is None for row in flatten_line(line, source)), line
+    assert captures == {"OLD_AND_NEW_VALUES", "NEW_VALUES", "NEW_ROW", "NEW_ROW_AND_OLD_VALUES"}
+    assert dialects == {"postgresql", "googlesql"}
+
+
+def test_topups_differ_in_which_keys_they_touch():
+    spec = workload.Spec(scale=50_000, seed=3, waves=4)
+    base = workload.plan_base(spec, "debezium", 20_000)
+    realistic = workload.plan_topup(spec, base, "realistic")
+    adversarial = workload.plan_topup(spec, base, "adversarial")
+    existing = realistic.key[realistic.key < base.n_keys]
+    # Realistic: most changes hit the newest keys; a few late ones hit old keys.
+    assert (existing >= 0.9 * base.n_keys).mean() > 0.8
+    assert (realistic.pos < len(base.key)).sum() >= 1  # late: placed back in source order
+    # Adversarial: spread over keys of all ages.
+    assert (adversarial.key >= 0.9 * base.n_keys).mean() < 0.2
+    assert adversarial.key.min() < 0.1 * base.n_keys
+
+
+def test_live_keys_follow_deletes_and_key_changes():
+    spec = workload.Spec(scale=10_000, seed=5, waves=2)
+    base = workload.plan_base(spec, "pgoutput", 10_000)
+    deleted = set(base.key[base.op == workload.OP_DELETE].tolist())
+    changed = set(base.key[base.op == workload.OP_PK_CHANGE].tolist())
+    assert deleted and changed
+    live = set(base.live.tolist())
+    assert not (deleted | changed) & live
+    assert {k + workload.PK_KEY_OFFSET for k in changed} <= live
+    assert len(live) == base.n_keys - len(deleted)
+
+
+def test_stage_links_one_delivery_into_a_landing_root(generated, tmp_path):
+    out, _ = generated
+    count = workload.stage(out, "wave-0001", tmp_path, families=("debezium",))
+    staged = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert count == len(staged) > 0
+    assert all(p.relative_to(tmp_path).parts[0] == "debezium" for p in staged)
+    workload.unstage(out, "wave-0001", tmp_path)
+    assert not [p for p in tmp_path.rglob("*") if p.is_file()]
