@@ -16,7 +16,14 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from cdc_warehouse import prereqs
-from cdc_warehouse.settings import PROJECT_DIR, Settings, load_settings
+from cdc_warehouse.settings import (
+    CONNECT,
+    LOCAL,
+    PROJECT_DIR,
+    Settings,
+    SettingsError,
+    load_settings,
+)
 
 USAGE = __doc__ or ""
 
@@ -25,10 +32,24 @@ class WarehouseBusy(RuntimeError):
     pass
 
 
+def busy_message(settings: Settings, holder: str) -> str:
+    if settings.embedded_metastore:
+        return (
+            f"another cdcw process (pid {holder}) is using the warehouse "
+            f"{settings.warehouse_dir}; the embedded metastore allows one at a time"
+        )
+    return (
+        f"another cdcw process (pid {holder}) is using {settings.warehouse_dir} (dbt target and "
+        "logs), one at a time; give each concurrent run its own CDC_STATE_DIR"
+    )
+
+
 @contextmanager
 def warehouse_lock(settings: Settings) -> Iterator[None]:
     """The embedded Derby metastore admits one process; a second run stops at once with a
-    clear message instead of a Derby stack trace, and touches nothing."""
+    clear message instead of a Derby stack trace, and touches nothing. With a shared metastore
+    (or a Connect server) runs may overlap, each with its own local directory: dbt's target
+    directory is still one process's."""
     settings.warehouse_dir.mkdir(parents=True, exist_ok=True)
     lock_path = settings.warehouse_dir / ".cdcw.lock"
     with lock_path.open("a+") as handle:
@@ -37,10 +58,7 @@ def warehouse_lock(settings: Settings) -> Iterator[None]:
         except BlockingIOError:
             handle.seek(0)
             holder = handle.read().strip() or "unknown"
-            raise WarehouseBusy(
-                f"another cdcw process (pid {holder}) is using the warehouse "
-                f"{settings.warehouse_dir}; the embedded metastore allows one at a time"
-            ) from None
+            raise WarehouseBusy(busy_message(settings, holder)) from None
         handle.seek(0)
         handle.truncate()
         handle.write(str(os.getpid()))
@@ -75,10 +93,11 @@ def run_dbt(args: Sequence[str], settings: Settings) -> bool:
 
 
 def start_spark(settings: Settings):
-    from cdc_warehouse.spark import build_session
+    from cdc_warehouse.spark import build_session, ship_python_udfs
     from python_udfs.registry import register_all
 
     spark = build_session(settings)
+    ship_python_udfs(spark, settings)
     register_all(spark, settings.tables_file)
     return spark
 
@@ -117,21 +136,32 @@ def execute(argv: Sequence[str], settings: Settings) -> int:
         return 2
     with warehouse_lock(settings):
         spark = start_spark(settings)
-        if command in {"run", "land"}:
-            land_files(spark, settings)
-        if command == "land":
-            return 0
-        dbt_command = ["build", *rest] if command == "run" else rest
-        return 0 if run_dbt(dbt_command, settings) else 1
+        try:
+            if command in {"run", "land"}:
+                land_files(spark, settings)
+            if command == "land":
+                return 0
+            dbt_command = ["build", *rest] if command == "run" else rest
+            return 0 if run_dbt(dbt_command, settings) else 1
+        finally:
+            if settings.target != LOCAL:
+                # End the cluster application (or Connect session) in order, rather than at
+                # interpreter exit, when a standalone master may still relaunch executors.
+                spark.stop()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    problems = prereqs.problems()
+    try:
+        settings = load_settings()
+    except SettingsError as exc:
+        print(f"cdcw: {exc}", file=sys.stderr)
+        return 2
+    # A Spark Connect client starts no JVM: Java is the server's business.
+    problems = prereqs.problems(java=settings.target != CONNECT)
     if problems:
         for problem in problems:
             print(f"cdcw: {problem}", file=sys.stderr)
         return 1
-    settings = load_settings()
     try:
         return execute(list(sys.argv[1:] if argv is None else argv), settings)
     except WarehouseBusy as exc:

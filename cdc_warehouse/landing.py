@@ -19,7 +19,8 @@ from pyspark.sql.types import LongType, StringType, StructField, StructType, Tim
 
 from python_udfs.datastream import avro_events
 
-RAW_SCHEMA = "cdc_raw"
+# CDC_SCHEMA_PREFIX keeps pipelines that share one metastore apart (macros/generate_schema_name).
+RAW_SCHEMA = os.environ.get("CDC_SCHEMA_PREFIX", "") + "cdc_raw"
 MANIFEST_TABLE = f"{RAW_SCHEMA}.landed_files"
 
 LINE_COLUMNS = StructType(
@@ -158,7 +159,9 @@ def _text_lines(
     source_by_path = spark.createDataFrame(
         [(str(path), source) for source, path in files], "path string, source_name string"
     )
-    whole = spark.read.text([str(path) for _, path in files], wholetext=True).select(
+    # file: URIs, so that a cluster whose default file system is HDFS reads the local files.
+    uris = [f"file://{path}" for _, path in files]
+    whole = spark.read.text(uris, wholetext=True).select(
         _local_path(F.col("_metadata.file_path")).alias("path"),
         "value",
     )

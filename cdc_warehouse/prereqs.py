@@ -65,8 +65,8 @@ def java_problem() -> str | None:
     return None
 
 
-def problems() -> list[str]:
-    return [p for p in (python_problem(), java_problem()) if p]
+def problems(java: bool = True) -> list[str]:
+    return [p for p in (python_problem(), java_problem() if java else None) if p]
 
 
 def main() -> int:

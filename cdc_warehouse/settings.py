@@ -1,21 +1,70 @@
-"""Where things are: every path comes from the environment, with defaults inside the project."""
+"""Where things are and where Spark runs: every setting comes from the environment, with
+defaults inside the project. `load_settings` is pure (it reads the mapping it is given), so the
+mode rules below are unit-tested without Spark."""
 
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 PROJECT_DIR = Path(os.environ.get("CDC_PROJECT_DIR", Path(__file__).resolve().parent.parent))
+
+# Profile targets (profiles/profiles.yml); CDC_TARGET picks one, and with it how Spark starts.
+LOCAL, CLUSTER, CONNECT = "local", "cluster", "connect"
+TARGETS = (LOCAL, CLUSTER, CONNECT)
+# Masters of the `cluster` target; `local` and `local[N]` belong to the `local` target.
+CLUSTER_MASTERS = ("spark://", "yarn", "k8s://", "local-cluster[")
+DEFAULT_LOCAL_MASTER = "local[2]"
+
+# JDBC metastores whose driver class (and, for PostgreSQL, Debian's jar) we know.
+JDBC_DRIVERS = {
+    "jdbc:postgresql:": ("org.postgresql.Driver", "/usr/share/java/postgresql.jar"),
+    "jdbc:mysql:": ("com.mysql.cj.jdbc.Driver", None),
+    "jdbc:mariadb:": ("org.mariadb.jdbc.Driver", None),
+}
+
+
+class SettingsError(ValueError):
+    """A combination of settings that cannot work; the message says what to change."""
+
+
+@dataclass(frozen=True)
+class Metastore:
+    """A shared Hive metastore: a database reached over JDBC by the driver (`jdbc:` URL), or
+    a metastore service (`thrift://` URIs). None in Settings means the embedded Derby one."""
+
+    url: str
+    user: str | None = None
+    password: str | None = None
+    driver_class: str | None = None
+    driver_jars: str | None = None
+    auto_create: bool = True
+
+    @property
+    def is_service(self) -> bool:
+        return self.url.startswith("thrift://")
 
 
 @dataclass(frozen=True)
 class Settings:
     landing_root: Path
+    # This installation's local directory: dbt target and logs, the run lock, the embedded
+    # Derby metastore, and the warehouse itself unless `warehouse_location` names another.
     warehouse_dir: Path
     tables_file: Path
-    spark_master: str
+    spark_master: str | None
     driver_memory: str
+    target: str = LOCAL
+    # spark.sql.warehouse.dir when it is not `warehouse_dir`: a URI (file:, hdfs:, s3a:, ...).
+    warehouse_location: str | None = None
+    spark_remote: str | None = None
+    metastore: Metastore | None = None
+    executor_memory: str | None = None
+    schema_prefix: str = ""
 
     @property
     def metastore_dir(self) -> Path:
@@ -27,16 +76,133 @@ class Settings:
         (e.g. two test scenarios) never share a manifest or partial-parse cache."""
         return self.warehouse_dir / "_dbt"
 
+    @property
+    def spark_warehouse(self) -> str:
+        return self.warehouse_location or str(self.warehouse_dir)
 
-def load_settings() -> Settings:
+    @property
+    def embedded_metastore(self) -> bool:
+        """Derby inside this process: one process at a time. A Connect server owns its
+        metastore, so the client has none of its own."""
+        return self.target != CONNECT and self.metastore is None
+
+
+def _local_path(location: str) -> Path | None:
+    """A plain path or a file: URI as a local path; None for any other URI."""
+    parsed = urlparse(location)
+    if parsed.scheme == "file":
+        if parsed.netloc not in ("", "localhost"):
+            raise SettingsError(f"file: URI with a host is not a local path: {location}")
+        return Path(unquote(parsed.path))
+    return None if parsed.scheme else Path(location)
+
+
+def _metastore(env: Mapping[str, str]) -> Metastore | None:
+    url = env.get("CDC_METASTORE_URL", "").strip()
+    if not url:
+        return None
+    if url.startswith("thrift://"):
+        return Metastore(url=url)
+    if not url.startswith("jdbc:"):
+        raise SettingsError(
+            f"CDC_METASTORE_URL must be a jdbc: URL (metastore database) or thrift:// URIs "
+            f"(metastore service), not {url!r}"
+        )
+    known = next((value for prefix, value in JDBC_DRIVERS.items() if url.startswith(prefix)), None)
+    driver_class = env.get("CDC_METASTORE_DRIVER") or (known[0] if known else None)
+    driver_jars = env.get("CDC_METASTORE_JARS") or (known[1] if known else None)
+    if not driver_class or not driver_jars:
+        raise SettingsError(
+            f"CDC_METASTORE_URL {url.split('?')[0]}: set CDC_METASTORE_DRIVER (JDBC driver class) "
+            "and CDC_METASTORE_JARS (its jar on this machine; it goes on the driver classpath)"
+        )
+    auto_create = env.get("CDC_METASTORE_AUTO_CREATE", "true").strip().lower()
+    if auto_create not in {"true", "false"}:
+        raise SettingsError(f"CDC_METASTORE_AUTO_CREATE must be true or false, not {auto_create}")
+    return Metastore(
+        url=url,
+        user=env.get("CDC_METASTORE_USER") or None,
+        password=env.get("CDC_METASTORE_PASSWORD") or None,
+        driver_class=driver_class,
+        driver_jars=driver_jars,
+        auto_create=auto_create == "true",
+    )
+
+
+def _master(target: str, env: Mapping[str, str]) -> str | None:
+    master = env.get("CDC_SPARK_MASTER", "").strip()
+    if target == CONNECT:
+        if master:
+            raise SettingsError(
+                "CDC_TARGET=connect runs on the Spark Connect server named by SPARK_REMOTE; "
+                "unset CDC_SPARK_MASTER (Spark refuses both: CANNOT_CONFIGURE_SPARK_CONNECT_MASTER)"
+            )
+        return None
+    if target == CLUSTER:
+        if not master.startswith(CLUSTER_MASTERS):
+            raise SettingsError(
+                "CDC_TARGET=cluster needs CDC_SPARK_MASTER set to a cluster master: spark://host:"
+                f"port, yarn, k8s://https://host:port or local-cluster[N,cores,MB] (got {master!r})"
+            )
+        return master
+    master = master or DEFAULT_LOCAL_MASTER
+    if not (master == "local" or master.startswith("local[")):
+        raise SettingsError(
+            f"CDC_SPARK_MASTER={master} is not a local master; set CDC_TARGET=cluster to run on it"
+        )
+    return master
+
+
+def load_settings(env: Mapping[str, str] | None = None) -> Settings:
+    env = os.environ if env is None else env
+    target = env.get("CDC_TARGET", LOCAL).strip() or LOCAL
+    if target not in TARGETS:
+        raise SettingsError(f"CDC_TARGET must be one of {', '.join(TARGETS)}, not {target!r}")
+    remote = env.get("SPARK_REMOTE", "").strip() or None
+    if target == CONNECT and not remote:
+        raise SettingsError("CDC_TARGET=connect needs SPARK_REMOTE, e.g. sc://spark-host:15002")
+    if target != CONNECT and remote:
+        raise SettingsError(
+            f"SPARK_REMOTE is set but CDC_TARGET={target}: set CDC_TARGET=connect to use the "
+            "Spark Connect server, or unset SPARK_REMOTE"
+        )
+    master = _master(target, env)
+    metastore = _metastore(env)
+    location = env.get("CDC_WAREHOUSE_DIR", "").strip()
+    if target == CONNECT and (metastore or location):
+        raise SettingsError(
+            "CDC_TARGET=connect: the Connect server owns the warehouse and the metastore; set "
+            "spark.sql.warehouse.dir and the metastore there, and unset CDC_WAREHOUSE_DIR and "
+            "CDC_METASTORE_URL here"
+        )
+    prefix = env.get("CDC_SCHEMA_PREFIX", "")
+    if not re.fullmatch(r"[A-Za-z0-9_]*", prefix):
+        raise SettingsError(f"CDC_SCHEMA_PREFIX may hold letters, digits and _ only: {prefix!r}")
+    given = location or str(PROJECT_DIR / "warehouse")
+    local_warehouse = _local_path(given)
+    state = env.get("CDC_STATE_DIR", "").strip()
+    warehouse_dir = Path(state or local_warehouse or PROJECT_DIR / "warehouse").resolve()
+    # A URI goes to Spark as given (hdfs:, s3a:, ...), a file: URI as its decoded path (Hadoop
+    # would escape a %-escape again), a plain path made absolute.
+    if local_warehouse is None:
+        spark_warehouse = given
+    elif urlparse(given).scheme:
+        spark_warehouse = f"file:{local_warehouse.resolve()}"
+    else:
+        spark_warehouse = str(local_warehouse.resolve())
+    warehouse_location = None if spark_warehouse == str(warehouse_dir) else spark_warehouse
     return Settings(
         landing_root=Path(
-            os.environ.get("CDC_LANDING_ROOT", PROJECT_DIR / "sample_data" / "landing")
+            env.get("CDC_LANDING_ROOT", PROJECT_DIR / "sample_data" / "landing")
         ).resolve(),
-        warehouse_dir=Path(
-            os.environ.get("CDC_WAREHOUSE_DIR", PROJECT_DIR / "warehouse")
-        ).resolve(),
-        tables_file=Path(os.environ.get("CDC_TABLES", PROJECT_DIR / "cdc_tables.yml")).resolve(),
-        spark_master=os.environ.get("CDC_SPARK_MASTER", "local[2]"),
-        driver_memory=os.environ.get("CDC_DRIVER_MEMORY", "6g"),
+        warehouse_dir=warehouse_dir,
+        tables_file=Path(env.get("CDC_TABLES", PROJECT_DIR / "cdc_tables.yml")).resolve(),
+        spark_master=master,
+        driver_memory=env.get("CDC_DRIVER_MEMORY", "6g"),
+        target=target,
+        warehouse_location=warehouse_location,
+        spark_remote=remote,
+        metastore=metastore,
+        executor_memory=env.get("CDC_EXECUTOR_MEMORY") or None,
+        schema_prefix=prefix,
     )

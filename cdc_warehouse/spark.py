@@ -1,49 +1,161 @@
 """The one SparkSession of a cdcw process: dbt's `session` method picks it up with
-`getOrCreate()`, so the UDFs registered here are visible to every model."""
+`getOrCreate()`, so the UDFs registered here are visible to every model.
+
+Three ways to get it, chosen by the profile target (settings.py): `local` (an embedded Spark),
+`cluster` (this process is the driver of an application on a cluster master) and `connect` (a
+thin client of a Spark Connect server; no JVM here)."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
+import warnings
+import zipfile
+from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from cdc_warehouse.settings import Settings
+from cdc_warehouse.settings import CONNECT, Settings
+
+# SQL settings every session gets, Connect sessions included (runtime settings only).
+SQL_CONF = {
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.shuffle.partitions": "8",
+    "spark.sql.adaptive.enabled": "true",
+    "spark.sql.adaptive.coalescePartitions.enabled": "true",
+    "spark.sql.sources.partitionOverwriteMode": "dynamic",
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+    "spark.sql.parquet.compression.codec": "zstd",
+}
+
+
+def metastore_conf(settings: Settings) -> dict[str, str]:
+    """Where the Hive metastore is. Embedded: Derby in the local warehouse directory. JDBC: the
+    driver's jar must be on the driver's classpath when its JVM starts (`spark.jars` loads it
+    too late for DataNucleus: 'No suitable driver'). DataNucleus creates missing metastore
+    tables itself unless told not to; `autoCreateAll` also creates foreign keys, which hangs on
+    PostgreSQL, so tables and columns only."""
+    metastore = settings.metastore
+    if metastore is None:
+        return {
+            "spark.hadoop.javax.jdo.option.ConnectionURL": (
+                f"jdbc:derby:;databaseName={settings.metastore_dir};create=true"
+            )
+        }
+    if metastore.is_service:
+        return {"spark.hadoop.hive.metastore.uris": metastore.url}
+    conf = {
+        "spark.hadoop.javax.jdo.option.ConnectionURL": metastore.url,
+        "spark.hadoop.javax.jdo.option.ConnectionDriverName": metastore.driver_class or "",
+        "spark.driver.extraClassPath": metastore.driver_jars or "",
+    }
+    if metastore.user:
+        conf["spark.hadoop.javax.jdo.option.ConnectionUserName"] = metastore.user
+    if metastore.password:
+        conf["spark.hadoop.javax.jdo.option.ConnectionPassword"] = metastore.password
+    if metastore.auto_create:
+        conf |= {
+            "spark.hadoop.datanucleus.schema.autoCreateAll": "false",
+            "spark.hadoop.datanucleus.schema.autoCreateTables": "true",
+            "spark.hadoop.datanucleus.schema.autoCreateColumns": "true",
+            "spark.hadoop.datanucleus.schema.autoCreateConstraints": "false",
+            "spark.hadoop.hive.metastore.schema.verification": "false",
+        }
+    return conf
+
+
+def session_conf(settings: Settings) -> dict[str, str]:
+    """Everything a `local` or `cluster` session is started with (before its JVM starts)."""
+    conf = {
+        "spark.app.name": "cdc-warehouse",
+        "spark.master": settings.spark_master or "",
+        "spark.sql.catalogImplementation": "hive",
+        "spark.sql.warehouse.dir": settings.spark_warehouse,
+        # Derby (embedded metastore) writes derby.log into its system home.
+        "spark.driver.extraJavaOptions": f"-Dderby.system.home={settings.warehouse_dir}",
+        "spark.driver.memory": settings.driver_memory,
+        **metastore_conf(settings),
+        **SQL_CONF,
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+    }
+    if settings.executor_memory:
+        conf["spark.executor.memory"] = settings.executor_memory
+    return conf
 
 
 def build_session(settings: Settings) -> SparkSession:
     """Embedded Spark with its Derby metastore and parquet warehouse under one directory,
-    sized for a small (2-core) machine."""
+    sized for a small (2-core) machine; or the driver of a cluster application; or a Spark
+    Connect client."""
     settings.warehouse_dir.mkdir(parents=True, exist_ok=True)
-    # Python workers must run the interpreter that has this project installed.
+    if settings.target == CONNECT:
+        return _connect_session(settings)
+    # Python workers must run the interpreter that has this project's dependencies; on a
+    # cluster set PYSPARK_PYTHON to the workers' interpreter.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     active = SparkSession.getActiveSession()
-    if active is not None and active.conf.get("spark.sql.warehouse.dir") != str(
-        settings.warehouse_dir
+    if active is not None and active.conf.get("spark.sql.warehouse.dir") != (
+        settings.spark_warehouse
     ):
         # Warehouse and metastore are fixed when a session starts: another warehouse needs a
         # new session (the JVM stays).
         active.stop()
-    metastore_url = f"jdbc:derby:;databaseName={settings.metastore_dir};create=true"
-    builder = (
-        SparkSession.builder.appName("cdc-warehouse")
-        .master(settings.spark_master)
-        .enableHiveSupport()
-        .config("spark.sql.warehouse.dir", str(settings.warehouse_dir))
-        .config("spark.hadoop.javax.jdo.option.ConnectionURL", metastore_url)
-        .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={settings.warehouse_dir}")
-        .config("spark.driver.memory", settings.driver_memory)
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.sql.shuffle.partitions", "8")
-        .config("spark.sql.adaptive.enabled", "true")
-        .config("spark.sql.adaptive.coalescePartitions.enabled", "true")
-        .config("spark.sql.sources.partitionOverwriteMode", "dynamic")
-        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-        .config("spark.sql.parquet.compression.codec", "zstd")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-    )
+    builder = SparkSession.builder
+    for key, value in session_conf(settings).items():
+        builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def _connect_session(settings: Settings) -> SparkSession:
+    """The server owns master, warehouse and metastore; only SQL settings are ours. dbt-spark's
+    `SparkSession.builder.getOrCreate()` then finds this session (SPARK_REMOTE is set)."""
+    # dbt-spark asks for Hive support on every query; a Connect session's catalog is the
+    # server's, so pyspark warns that it cannot change it, once per query.
+    warnings.filterwarnings(
+        "ignore", message="Failed to set spark.sql.catalogImplementation", category=UserWarning
+    )
+    builder = SparkSession.builder.remote(settings.spark_remote)
+    for key, value in SQL_CONF.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    for key, value in SQL_CONF.items():  # an existing session keeps its settings otherwise
+        spark.conf.set(key, value)
+    return spark
+
+
+def udf_archive(directory: Path) -> Path:
+    """The `python_udfs` package as a zip named by its content, written once per version."""
+    import python_udfs
+
+    package = Path(python_udfs.__file__).resolve().parent
+    sources = sorted(package.rglob("*.py"))
+    digest = hashlib.sha256()
+    for source in sources:
+        digest.update(source.relative_to(package).as_posix().encode() + b"\0")
+        digest.update(source.read_bytes() + b"\0")
+    archive = directory / f"python_udfs-{digest.hexdigest()[:16]}.zip"
+    if not archive.exists():
+        directory.mkdir(parents=True, exist_ok=True)
+        partial = directory / f".{archive.name}.{os.getpid()}"
+        with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as bundle:
+            for source in sources:
+                bundle.write(source, f"python_udfs/{source.relative_to(package).as_posix()}")
+        partial.replace(archive)
+    return archive
+
+
+def ship_python_udfs(spark: SparkSession, settings: Settings) -> Path:
+    """UDFs are pickled by reference to their module (`python_udfs.*`), so executors' Python
+    workers must import it: ship the driver's copy with the application (cluster workers need
+    only the project's dependencies, and always run the driver's version of the code)."""
+    archive = udf_archive(settings.warehouse_dir / "_udfs")
+    if settings.target == CONNECT:
+        spark.addArtifacts(str(archive), pyfile=True)
+    else:
+        spark.sparkContext.addPyFile(str(archive))
+    return archive

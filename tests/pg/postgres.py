@@ -35,6 +35,7 @@ from pathlib import Path
 
 PG_MAJOR = 15
 DEFAULT_BINDIR = Path(f"/usr/lib/postgresql/{PG_MAJOR}/bin")
+JDBC_JAR = Path("/usr/share/java/postgresql.jar")
 SERVER_SETTINGS = {
     "wal_level": "logical",
     "max_replication_slots": "4",
@@ -64,24 +65,22 @@ def _is_root() -> bool:
     return os.geteuid() == 0
 
 
-def ensure_server_binaries(bindir: Path = DEFAULT_BINDIR) -> Path:
-    """The directory holding initdb/pg_ctl/postgres/psql; installs postgresql-15 if needed."""
-    if (bindir / "postgres").exists():
-        return bindir
-    if not _is_root() or bindir != DEFAULT_BINDIR:
-        raise PostgresError(
-            f"PostgreSQL {PG_MAJOR} server binaries not found in {bindir}; install the Debian "
-            f"package postgresql-{PG_MAJOR} (apt-get install -y postgresql-{PG_MAJOR})"
-        )
+def ensure_debian_package(package: str, installed: Path) -> None:
+    """apt-get install `package` unless `installed` exists (as root, once, serialized by a lock
+    file because another test process may be installing right now)."""
+    if installed.exists():
+        return
+    if not _is_root():
+        raise PostgresError(f"{installed} not found; install the Debian package {package}")
     INSTALL_LOCK.touch(exist_ok=True)
     with INSTALL_LOCK.open("r+") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # another test process may be installing right now
-        if (bindir / "postgres").exists():
-            return bindir
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if installed.exists():
+            return
         env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
         for command in (
             ["apt-get", "update"],
-            ["apt-get", "install", "-y", "--no-install-recommends", f"postgresql-{PG_MAJOR}"],
+            ["apt-get", "install", "-y", "--no-install-recommends", package],
         ):
             try:
                 done = subprocess.run(
@@ -91,12 +90,30 @@ def ensure_server_binaries(bindir: Path = DEFAULT_BINDIR) -> Path:
                 raise PostgresError(f"could not run {' '.join(command)}: {error}") from error
             if done.returncode != 0:
                 raise PostgresError(
-                    f"installing PostgreSQL {PG_MAJOR} failed: `{' '.join(command)}` exited "
+                    f"installing {package} failed: `{' '.join(command)}` exited "
                     f"{done.returncode}:\n{(done.stdout + done.stderr)[-3000:]}"
                 )
-    if not (bindir / "postgres").exists():
-        raise PostgresError(f"postgresql-{PG_MAJOR} installed but {bindir}/postgres is missing")
+    if not installed.exists():
+        raise PostgresError(f"{package} installed but {installed} is missing")
+
+
+def ensure_server_binaries(bindir: Path = DEFAULT_BINDIR) -> Path:
+    """The directory holding initdb/pg_ctl/postgres/psql; installs postgresql-15 if needed."""
+    if (bindir / "postgres").exists():
+        return bindir
+    if not _is_root() or bindir != DEFAULT_BINDIR:
+        raise PostgresError(
+            f"PostgreSQL {PG_MAJOR} server binaries not found in {bindir}; install the Debian "
+            f"package postgresql-{PG_MAJOR} (apt-get install -y postgresql-{PG_MAJOR})"
+        )
+    ensure_debian_package(f"postgresql-{PG_MAJOR}", bindir / "postgres")
     return bindir
+
+
+def ensure_jdbc_driver(jar: Path = JDBC_JAR) -> Path:
+    """PostgreSQL's JDBC driver (Debian's libpostgresql-jdbc-java), e.g. for a Hive metastore."""
+    ensure_debian_package("libpostgresql-jdbc-java", jar)
+    return jar
 
 
 def free_port() -> int:
