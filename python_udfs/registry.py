@@ -53,8 +53,11 @@ def guarded_list(
 
 
 def _frame(records: Iterable[dict[str, Any]], schema: str) -> pd.DataFrame:
-    return pd.DataFrame.from_records(
-        list(records), columns=[field.split()[0] for field in schema.split(", ")]
+    """Object columns keep a missing field as None: pandas would make it NaN, which Arrow
+    cannot turn into an array (an error-only row would fail its whole batch)."""
+    names = [field.split()[0] for field in schema.split(", ")]
+    return pd.DataFrame(
+        [[record.get(name) for name in names] for record in records], columns=names, dtype=object
     )
 
 
