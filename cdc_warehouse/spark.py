@@ -149,6 +149,16 @@ def udf_archive(directory: Path) -> Path:
     return archive
 
 
+def _forget_removed_archives() -> None:
+    """addPyFile also puts the shipped zip on the driver's sys.path, inside the SparkContext's
+    temporary directory; once that context stops the zip is gone, and Python's zip importer
+    then fails later imports with a KeyError. A new session in the same process (tests, a
+    warehouse switch) must drop those entries first."""
+    for entry in [path for path in sys.path if path.endswith(".zip") and not os.path.exists(path)]:
+        sys.path.remove(entry)
+        sys.path_importer_cache.pop(entry, None)
+
+
 def ship_python_udfs(spark: SparkSession, settings: Settings) -> Path:
     """UDFs are pickled by reference to their module (`python_udfs.*`), so executors' Python
     workers must import it: ship the driver's copy with the application (cluster workers need
@@ -157,5 +167,6 @@ def ship_python_udfs(spark: SparkSession, settings: Settings) -> Path:
     if settings.target == CONNECT:
         spark.addArtifacts(str(archive), pyfile=True)
     else:
+        _forget_removed_archives()
         spark.sparkContext.addPyFile(str(archive))
     return archive

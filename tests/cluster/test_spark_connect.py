@@ -52,5 +52,6 @@ def test_sample_pipeline_through_spark_connect_equals_the_embedded_run(
         "datastream",
         "debezium",
         "pgoutput",
+        "spanner",
     }
     assert differences(actual, expected) == ""
