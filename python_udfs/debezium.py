@@ -21,6 +21,7 @@ from typing import Any
 
 from python_udfs.change_log import FIELDS
 from python_udfs.json_values import (
+    NON_FINITE_FLOAT_TEXTS,
     JsonDocument,
     canonical_json,
     format_instant_micros,
@@ -38,7 +39,6 @@ _HEARTBEAT_TOPIC_PREFIX = "__debezium-heartbeat"
 _TRANSACTION_TOPIC_SUFFIX = ".transaction"
 
 _INTEGER_TYPES = frozenset({"int8", "int16", "int32", "int64"})
-_FLOAT_TEXTS = frozenset({"NaN", "Infinity", "-Infinity"})
 # PostgreSQL's +/-infinity timestamps arrive as the extreme int64 values (as the JDBC driver
 # maps them); no calendar date holds them, so they keep PostgreSQL's own spelling.
 _INFINITE_TIMESTAMPS = {2**63 - 1: "infinity", -(2**63): "-infinity"}
@@ -530,7 +530,7 @@ def _integer_value(schema: dict[str, Any], value: Any) -> Any:
 
 def _float_value(schema: dict[str, Any], value: Any) -> Any:
     """Jackson quotes NaN and the infinities; other doubles are JSON numbers."""
-    if isinstance(value, str) and value in _FLOAT_TEXTS:
+    if isinstance(value, str) and value in NON_FINITE_FLOAT_TEXTS:
         return value
     if isinstance(value, (int, float, Decimal)) and not isinstance(value, bool):
         return float(value)

@@ -23,6 +23,9 @@ _NS_PER_S = 10**9
 _MIN_NS = (dt.datetime.min - _EPOCH) // dt.timedelta(microseconds=1) * 1000
 _MAX_NS = (dt.datetime.max - _EPOCH) // dt.timedelta(microseconds=1) * 1000 + 999
 
+# How sources spell the doubles JSON has no number for; normalize writes them the same way.
+NON_FINITE_FLOAT_TEXTS = frozenset({"NaN", "Infinity", "-Infinity"})
+
 _INSTANT = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?"
     r"(?:([Zz])|([+-])(\d{2}):?(\d{2}))?"

@@ -24,6 +24,7 @@ from typing import Any
 
 from python_udfs.change_log import CHANGE_COLUMNS
 from python_udfs.json_values import (
+    NON_FINITE_FLOAT_TEXTS,
     JsonDocument,
     canonical_json,
     format_instant_micros,
@@ -72,7 +73,6 @@ _INT64 = re.compile(r"-?[0-9]+")
 _DECIMAL = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
 _BARE_TYPE_CODE = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
-_FLOAT_TEXTS = frozenset({"NaN", "Infinity", "-Infinity"})
 _SEQUENCE_DIGITS = 20
 _MOD_INDEX_DIGITS = 10
 
@@ -478,7 +478,7 @@ def _int64(spanner_type: dict[str, Any], value: Any) -> int:
 
 
 def _float(spanner_type: dict[str, Any], value: Any) -> float | str:
-    if isinstance(value, str) and value in _FLOAT_TEXTS:
+    if isinstance(value, str) and value in NON_FINITE_FLOAT_TEXTS:
         return value
     if not _is_number(value):
         raise ValueError(f"{spanner_type['code']} expects a number, got {_shown(value)}")

@@ -15,7 +15,8 @@ final as (
         first(parent_tokens, true) as parent_tokens,
         min(announced_start_ts) as announced_start_ts,
         max(reported_through_ts) as reported_through_ts,
-        greatest(max(reported_through_ts), min(announced_start_ts)) as progress_ts,
+        {{ spanner_partition_progress('reported_through_ts', 'announced_start_ts') }}
+            as progress_ts,
         bool_or(has_finished) as is_finished,
         min(landing_run) as first_landing_run,
         max(landing_run) as last_landing_run

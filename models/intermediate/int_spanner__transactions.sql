@@ -29,10 +29,9 @@ partitions_as_of_run as (
         new_runs.source_name,
         new_runs.landing_run,
         partition_reports.partition_token,
-        greatest(
-            max(partition_reports.reported_through_ts),
-            min(partition_reports.announced_start_ts)
-        ) as progress_ts,
+        {{ spanner_partition_progress(
+            'partition_reports.reported_through_ts', 'partition_reports.announced_start_ts'
+        ) }} as progress_ts,
         bool_or(partition_reports.has_finished) as is_finished
     from new_runs
     inner join partition_reports
@@ -46,10 +45,7 @@ watermarks_as_of_run as (
     select
         source_name,
         landing_run,
-        coalesce(
-            min(case when not is_finished then progress_ts end),
-            max(progress_ts)
-        ) as low_watermark_ts
+        {{ spanner_low_watermark('progress_ts', 'is_finished') }} as low_watermark_ts
     from partitions_as_of_run
     group by source_name, landing_run
 ),

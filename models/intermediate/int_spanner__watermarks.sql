@@ -11,10 +11,7 @@ with partitions as (
 final as (
     select
         source_name,
-        coalesce(
-            min(case when not is_finished then progress_ts end),
-            max(progress_ts)
-        ) as low_watermark_ts,
+        {{ spanner_low_watermark('progress_ts', 'is_finished') }} as low_watermark_ts,
         count_if(not is_finished) as open_partitions,
         count_if(is_finished) as finished_partitions,
         max(last_landing_run) as last_landing_run
