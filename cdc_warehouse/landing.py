@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -151,34 +152,64 @@ def _local_path(uri: Column) -> Column:
     return F.url_decode(F.regexp_replace(without_scheme, r"\+", "%2B"))
 
 
+# monotonically_increasing_id() is (partition index << 33) + the row's position in its
+# partition: with one file per partition, the low bits are the line's index in its file.
+ROW_POSITION_BITS = (1 << 33) - 1
+TARGET_OUTPUT_BYTES = 128 * 1024 * 1024
+# Keeps a small landing run on more than one core.
+MIN_OUTPUT_FILES = 2
+
+
+@contextmanager
+def _one_partition_per_file(spark: SparkSession, largest_file: int) -> Iterator[None]:
+    """A file is never split and never shares its partition when both limits are at least the
+    largest file (Spark packs files into partitions up to maxPartitionBytes, counting each file
+    as at least openCostInBytes)."""
+    limit = str(max(largest_file, TARGET_OUTPUT_BYTES))
+    keys = ("spark.sql.files.maxPartitionBytes", "spark.sql.files.openCostInBytes")
+    saved = {key: spark.conf.get(key) for key in keys}
+    for key in keys:
+        spark.conf.set(key, limit)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            spark.conf.set(key, value)
+
+
 def _text_lines(
     spark: SparkSession, files: list[tuple[str, Path]], run: int, landed_at: datetime
 ) -> DataFrame:
-    """Spark reads each file whole and splits it, so line numbers are exact and the work runs
-    on the executors; blank lines carry no event and are not kept."""
+    """Spark streams each file line by line (memory does not grow with file size), one file per
+    partition, so a line's position in its partition is its exact line number; blank lines carry
+    no event and are not kept. Call under _one_partition_per_file."""
     source_by_path = spark.createDataFrame(
         [(str(path), source) for source, path in files], "path string, source_name string"
     )
     # file: URIs, so that a cluster whose default file system is HDFS reads the local files.
     uris = [f"file://{path}" for _, path in files]
-    whole = spark.read.text(uris, wholetext=True).select(
+    numbered = spark.read.text(uris, lineSep="\n").select(
         _local_path(F.col("_metadata.file_path")).alias("path"),
-        "value",
+        (F.monotonically_increasing_id().bitwiseAND(ROW_POSITION_BITS) + 1).alias("line_number"),
+        F.regexp_replace("value", "\r$", "").alias("line"),
     )
-    lines = whole.select("path", F.posexplode(F.split("value", "\n", -1)).alias("pos", "line"))
+    # Fewer, larger output files than one per landed file; coalescing keeps the numbering,
+    # which was taken per input partition.
+    total_bytes = sum(path.stat().st_size for _, path in files)
+    output_files = max(MIN_OUTPUT_FILES, -(-total_bytes // TARGET_OUTPUT_BYTES))
     return (
-        lines.withColumn("line", F.regexp_replace("line", "\r$", ""))
-        .where(F.trim("line") != "")
+        numbered.where(F.trim("line") != "")
         .join(F.broadcast(source_by_path), "path")
         .select(
             "source_name",
             F.col("path").alias("file_path"),
-            (F.col("pos") + 1).cast("bigint").alias("line_number"),
+            F.col("line_number").cast("bigint"),
             "line",
             F.lit(None).cast("string").alias("load_error"),
             F.lit(landed_at).alias("landed_at"),
             F.lit(run).cast("bigint").alias("landing_run"),
         )
+        .coalesce(min(len(files), output_files))
     )
 
 
@@ -225,10 +256,10 @@ def land(spark: SparkSession, landing_root: Path) -> LandingReport:
         batch = frames[0]
         for frame in frames[1:]:
             batch = batch.unionByName(frame)
-        batch = batch.cache()
-        total_lines += batch.count()
-        batch.write.insertInto(family.table)
-        batch.unpersist()
+        largest_file = max(path.stat().st_size for _, path in new_files)
+        with _one_partition_per_file(spark, largest_file):
+            batch.write.insertInto(family.table)
+        total_lines += spark.table(family.table).where(F.col("landing_run") == run).count()
         manifest_rows.extend(
             (family.name, source, str(path), path.stat().st_size, landed_at, run)
             for source, path in new_files

@@ -1,5 +1,5 @@
-{#- Incremental models learn what they already hold with a query run at compile time, so the
-    model's own SQL never reads the table it overwrites (Spark refuses that). -#}
+{#- Incremental models learn what they already hold with a query run at compile time: the
+    watermark and partition lists become literals, so Spark prunes partitions by them. -#}
 
 {% macro max_processed(relation, column, default=-1) -%}
     {%- if not execute -%}
@@ -45,27 +45,37 @@
 {%- endmacro %}
 
 
-{#- cdc_history's partitions to recompute: those of keys with new changes, every partition
-    holding keys of a table that a new truncate emptied, and those of keys whose primary key
-    change was completed by a newly landed half. -#}
-{% macro history_touched_cohorts() -%}
-    {%- if not execute -%}
-        {{ return([]) }}
-    {%- endif -%}
-    {%- set processed_through = max_processed(this, 'last_landing_run') -%}
-    {%- set changed = distinct_values(
-        ref('int_cdc__change_log'), 'key_cohort', 'landing_run > ' ~ processed_through
-    ) -%}
-    {%- set truncated = distinct_values(
-        "(select registry.key_cohort from " ~ ref('int_cdc__key_registry') ~ " as registry"
-        ~ " inner join " ~ ref('int_cdc__truncates') ~ " as truncates"
-        ~ " using (source_system, source_name, source_table)"
-        ~ " where truncates.landing_run > " ~ processed_through ~ ") as truncated_keys",
-        'key_cohort',
-        'true'
-    ) -%}
-    {%- set succeeded = distinct_values(
-        ref('int_cdc__key_successions'), 'key_cohort', 'landing_run > ' ~ processed_through
-    ) -%}
-    {{ return((changed + truncated + succeeded) | unique | list) }}
+{#- The keys whose history a run must recompute: keys with new changes, every key of a table a
+    new truncate emptied, and the successors of a primary key change whose half landed or whose
+    old key changed (their unknown values continue the old key's). Returned as SQL, with each
+    key's partition. -#}
+{% macro history_changed_keys(processed_through) -%}
+    select source_system, source_name, source_table, key_json, key_cohort
+    from {{ ref('int_cdc__change_log') }}
+    where landing_run > {{ processed_through }}
+    union
+    select registry.source_system, registry.source_name, registry.source_table, registry.key_json,
+        registry.key_cohort
+    from {{ ref('int_cdc__key_registry') }} as registry
+    inner join {{ ref('int_cdc__truncates') }} as truncates
+        on
+            registry.source_system = truncates.source_system
+            and registry.source_name = truncates.source_name
+            and registry.source_table = truncates.source_table
+    where truncates.landing_run > {{ processed_through }}
+    union
+    select successions.source_system, successions.source_name, successions.source_table,
+        successions.key_json, successions.key_cohort
+    from {{ ref('int_cdc__key_successions') }} as successions
+    left semi join {{ ref('int_cdc__change_log') }} as predecessor_changes
+        on
+            successions.source_system = predecessor_changes.source_system
+            and successions.source_name = predecessor_changes.source_name
+            and successions.source_table = predecessor_changes.source_table
+            and successions.predecessor_key_json = predecessor_changes.key_json
+            and predecessor_changes.landing_run > {{ processed_through }}
+    union
+    select source_system, source_name, source_table, key_json, key_cohort
+    from {{ ref('int_cdc__key_successions') }}
+    where landing_run > {{ processed_through }}
 {%- endmacro %}

@@ -1,5 +1,5 @@
 -- depends_on: {{ ref('int_cdc__key_registry') }}
--- depends_on: {{ ref('int_cdc__key_successions') }}
+-- depends_on: {{ ref('int_cdc__truncates') }}
 {{
     config(
         materialized='incremental',
@@ -8,44 +8,73 @@
     )
 }}
 
-{#- A run recomputes whole key partitions from the change log: a late event takes its place in
-    its key's history, and the model never reads the table it overwrites. -#}
+{#- A run recomputes the history of the keys it changed, from the change log, so a late event
+    takes its place; the other keys of the partitions it rewrites keep their rows
+    (docs/decisions/003). Dynamic partition overwrite may read the table it writes. -#}
 {%- if is_incremental() %}
-    {%- set touched = history_touched_cohorts() %}
+    {%- set processed_through = max_processed(this, 'last_landing_run') %}
+    {%- set touched = distinct_values(
+        '(' ~ history_changed_keys(processed_through) ~ ') as changed_keys', 'key_cohort', 'true'
+    ) %}
     {%- set predecessor_cohorts = distinct_values(
         ref('int_cdc__key_successions'),
         'predecessor_key_cohort',
         in_values('key_cohort', touched)
-    ) | reject('in', touched) | list %}
+    ) %}
 {%- endif %}
 
-with keyed_changes as (
+with
+{%- if is_incremental() %}
+    changed_keys as (
+        {{ history_changed_keys(processed_through) }}
+    ),
+{%- endif %}
+
+keyed_changes as (
     select
-        *,
+        change_log.*,
         false as is_context
-    from {{ ref('int_cdc__change_log') }}
+    from {{ ref('int_cdc__change_log') }} as change_log
     {%- if is_incremental() %}
-        where {{ in_values('key_cohort', touched) }}
+        where
+            {{ in_values('change_log.key_cohort', touched) }}
+            and exists (
+                select 1 from changed_keys
+                where
+                    changed_keys.source_system = change_log.source_system
+                    and changed_keys.source_name = change_log.source_name
+                    and changed_keys.source_table = change_log.source_table
+                    and changed_keys.key_json = change_log.key_json
+            )
     {%- endif %}
 ),
 
 key_successions as (
     select distinct
-        source_system,
-        source_name,
-        source_table,
-        key_json,
-        predecessor_key_json,
-        sort_pos
-    from {{ ref('int_cdc__key_successions') }}
+        successions.source_system,
+        successions.source_name,
+        successions.source_table,
+        successions.key_json,
+        successions.predecessor_key_json,
+        successions.sort_pos
+    from {{ ref('int_cdc__key_successions') }} as successions
     {%- if is_incremental() %}
-        where {{ in_values('key_cohort', touched) }}
+        where
+            {{ in_values('successions.key_cohort', touched) }}
+            and exists (
+                select 1 from changed_keys
+                where
+                    changed_keys.source_system = successions.source_system
+                    and changed_keys.source_name = successions.source_name
+                    and changed_keys.source_table = successions.source_table
+                    and changed_keys.key_json = successions.key_json
+            )
     {%- endif %}
 ),
 
 predecessor_context as (
-    -- Changes of the old keys of primary key changes whose partition this run does not
-    -- rewrite: read only to complete their successors' values.
+    -- Changes of the old keys of primary key changes that this run does not recompute: read
+    -- only to complete their successors' values.
     select
         change_log.*,
         true as is_context
@@ -56,7 +85,20 @@ predecessor_context as (
             and change_log.source_name = key_successions.source_name
             and change_log.source_table = key_successions.source_table
             and change_log.key_json = key_successions.predecessor_key_json
-    where {{ in_values('change_log.key_cohort', predecessor_cohorts if is_incremental() else []) }}
+    {%- if is_incremental() %}
+        where
+            {{ in_values('change_log.key_cohort', predecessor_cohorts) }}
+            and not exists (
+                select 1 from changed_keys
+                where
+                    changed_keys.source_system = change_log.source_system
+                    and changed_keys.source_name = change_log.source_name
+                    and changed_keys.source_table = change_log.source_table
+                    and changed_keys.key_json = change_log.key_json
+            )
+    {%- else %}
+        where false
+    {%- endif %}
 ),
 
 table_keys as (
@@ -104,6 +146,28 @@ changes as (
     select * from truncate_deletes
     union all
     select * from predecessor_context
+),
+
+predecessor_runs as (
+    -- A successor's unknown values continue its old key's, so its rows reflect those runs too.
+    select
+        key_successions.source_system,
+        key_successions.source_name,
+        key_successions.source_table,
+        key_successions.key_json,
+        max(changes.landing_run) as landing_run
+    from key_successions
+    inner join changes
+        on
+            key_successions.source_system = changes.source_system
+            and key_successions.source_name = changes.source_name
+            and key_successions.source_table = changes.source_table
+            and key_successions.predecessor_key_json = changes.key_json
+    group by
+        key_successions.source_system,
+        key_successions.source_name,
+        key_successions.source_table,
+        key_successions.key_json
 ),
 
 deliveries as (
@@ -356,25 +420,58 @@ versions as (
     from timed_transitions
 ),
 
-final as (
+recomputed_versions as (
     select
-        source_system,
-        source_name,
-        source_table,
-        key_json,
-        row_json,
-        unavailable_columns,
-        op,
-        effective_at as valid_from,
-        valid_to,
-        is_current,
-        closed_by_delete,
-        sort_key,
-        committed_at,
-        last_landing_run,
-        key_cohort
+        versions.source_system,
+        versions.source_name,
+        versions.source_table,
+        versions.key_json,
+        versions.row_json,
+        versions.unavailable_columns,
+        versions.op,
+        versions.effective_at as valid_from,
+        versions.valid_to,
+        versions.is_current,
+        versions.closed_by_delete,
+        versions.sort_key,
+        versions.committed_at,
+        greatest(versions.last_landing_run, predecessor_runs.landing_run) as last_landing_run,
+        versions.key_cohort
     from versions
-    where op != 'delete'
+    left join predecessor_runs
+        on
+            versions.source_system = predecessor_runs.source_system
+            and versions.source_name = predecessor_runs.source_name
+            and versions.source_table = predecessor_runs.source_table
+            and versions.key_json = predecessor_runs.key_json
+    where versions.op != 'delete'
+),
+
+{%- if is_incremental() %}
+
+    carried_versions as (
+        -- Rows of the rewritten partitions whose keys this run leaves as they were.
+        select previous.*
+        from {{ this }} as previous
+        where
+            {{ in_values('previous.key_cohort', touched) }}
+            and not exists (
+                select 1 from changed_keys
+                where
+                    changed_keys.source_system = previous.source_system
+                    and changed_keys.source_name = previous.source_name
+                    and changed_keys.source_table = previous.source_table
+                    and changed_keys.key_json = previous.key_json
+            )
+    ),
+{%- endif %}
+
+final as (
+    select * from recomputed_versions
+    {%- if is_incremental() %}
+        union all
+        select * from carried_versions
+    {%- endif %}
 )
 
 select * from final
