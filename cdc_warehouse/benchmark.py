@@ -240,7 +240,7 @@ def _sanity(spark) -> dict[str, Any]:
 
 def run_phase(phase: str, work: Path, result_path: Path) -> int:
     """One phase, in this (fresh) process; writes its measurements to `result_path`."""
-    from cdc_warehouse.cli import run_dbt, start_spark, warehouse_lock
+    from cdc_warehouse.cli import build, start_spark, warehouse_lock
     from cdc_warehouse.landing import land
     from cdc_warehouse.settings import load_settings
 
@@ -279,7 +279,7 @@ def run_phase(phase: str, work: Path, result_path: Path) -> int:
                 land_seconds.append(round(time.perf_counter() - t0, 3))
                 print(f"bench: {name}: {report.files} files, {report.lines} lines", flush=True)
             t0 = time.perf_counter()
-            ok = run_dbt(["build"], settings)
+            ok = build(spark, [], settings)
             dbt_seconds = time.perf_counter() - t0
             result["land_seconds"] = round(sum(land_seconds), 3)
             result["land_seconds_per_run"] = land_seconds

@@ -1,6 +1,7 @@
 """`cdcw`: one process that owns the SparkSession, registers the UDFs and runs dbt in it.
 
-cdcw run [DBT BUILD ARGS...]   land new files, then `dbt build` (the scheduled job)
+cdcw run [DBT BUILD ARGS...]   land new files, then `dbt build` (the scheduled job; the marts'
+                               tests check the rows this build rewrote, CDC_TEST_SCOPE=all: all)
 cdcw land                      land new files only
 cdcw dbt ARGS...               any dbt command, arguments passed through unchanged
 cdcw bench --scale N [--out F] generate a workload and measure the pipeline against its floor
@@ -119,6 +120,51 @@ def land_files(spark, settings: Settings) -> None:
         )
 
 
+def with_dbt_vars(args: Sequence[str], extra: dict[str, object]) -> list[str]:
+    """The dbt arguments with `extra` vars added; a var the caller passed keeps its value."""
+    import yaml
+
+    full = list(args)
+    if not extra:
+        return full
+    for index, arg in enumerate(full):
+        if arg == "--vars" and index + 1 < len(full):
+            given = yaml.safe_load(full[index + 1]) or {}
+            full[index + 1] = yaml.safe_dump({**extra, **given}, default_flow_style=True)
+            return full
+        if arg.startswith("--vars="):
+            given = yaml.safe_load(arg.removeprefix("--vars=")) or {}
+            full[index] = "--vars=" + yaml.safe_dump({**extra, **given}, default_flow_style=True)
+            return full
+    return [*full, "--vars", yaml.safe_dump(extra, default_flow_style=True)]
+
+
+def test_scope_vars(built_through: int | None, dbt_build_args: Sequence[str]) -> dict[str, int]:
+    """`cdcw run` tests only what its build rewrites (macros/test_scope.sql): rows of landing
+    runs after `built_through`, the newest run cdc_history reflected before the build. A full
+    refresh rewrites everything, so it tests everything; so does CDC_TEST_SCOPE=all."""
+    if (
+        built_through is None
+        or "--full-refresh" in dbt_build_args
+        or os.environ.get("CDC_TEST_SCOPE", "changed") == "all"
+    ):
+        return {}
+    return {"cdc_test_from_landing_run": built_through + 1}
+
+
+def history_built_through(spark) -> int | None:
+    schema = os.environ.get("CDC_SCHEMA", "default")
+    if not spark.catalog.tableExists(f"{schema}.cdc_history"):
+        return None
+    return spark.sql(f"select max(last_landing_run) from {schema}.cdc_history").first()[0]
+
+
+def build(spark, build_args: Sequence[str], settings: Settings) -> bool:
+    """`dbt build` as the scheduled job runs it."""
+    scope = test_scope_vars(history_built_through(spark), build_args)
+    return run_dbt(with_dbt_vars(["build", *build_args], scope), settings)
+
+
 def execute(argv: Sequence[str], settings: Settings) -> int:
     if not argv or argv[0] in {"-h", "--help", "help"}:
         print(USAGE)
@@ -141,8 +187,8 @@ def execute(argv: Sequence[str], settings: Settings) -> int:
                 land_files(spark, settings)
             if command == "land":
                 return 0
-            dbt_command = ["build", *rest] if command == "run" else rest
-            return 0 if run_dbt(dbt_command, settings) else 1
+            ok = run_dbt(rest, settings) if command == "dbt" else build(spark, rest, settings)
+            return 0 if ok else 1
         finally:
             if settings.target != LOCAL:
                 # End the cluster application (or Connect session) in order, rather than at

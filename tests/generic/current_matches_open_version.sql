@@ -3,7 +3,7 @@
 {% test current_matches_open_version(model, history) %}
 
 with open_versions as (
-    select * from {{ history }}
+    select * from {{ rows_under_test(history) }}
     where is_current
 ),
 

@@ -44,7 +44,7 @@ live_keys as (
         source_name,
         source_table,
         key_json
-    from {{ current_state }}
+    from {{ rows_under_test(current_state) }}
 ),
 
 wrong_open_counts as (

@@ -69,3 +69,32 @@ def test_a_second_process_on_the_same_warehouse_stops_at_once(tmp_path):
         process.wait()
     with cli.warehouse_lock(settings):
         pass
+
+
+def test_run_tests_the_landing_runs_after_what_history_reflected(monkeypatch):
+    monkeypatch.delenv("CDC_TEST_SCOPE", raising=False)
+    assert cli.test_scope_vars(7, ["--select", "cdc_history+"]) == {"cdc_test_from_landing_run": 8}
+    # Nothing built yet, a full refresh, or an operator asking for everything: no scope.
+    assert cli.test_scope_vars(None, []) == {}
+    assert cli.test_scope_vars(7, ["--full-refresh"]) == {}
+    monkeypatch.setenv("CDC_TEST_SCOPE", "all")
+    assert cli.test_scope_vars(7, []) == {}
+
+
+def test_scope_var_joins_the_callers_vars_which_win():
+    import yaml
+
+    scope = {"cdc_test_from_landing_run": 8}
+    assert cli.with_dbt_vars(["build"], {}) == ["build"]
+    added = cli.with_dbt_vars(["build", "--select", "x"], scope)
+    assert added[:3] == ["build", "--select", "x"]
+    assert yaml.safe_load(added[added.index("--vars") + 1]) == scope
+
+    merged = cli.with_dbt_vars(["build", "--vars", "{cdc_keys_per_partition: 4}"], scope)
+    assert merged.count("--vars") == 1
+    assert yaml.safe_load(merged[merged.index("--vars") + 1]) == {
+        "cdc_keys_per_partition": 4,
+        "cdc_test_from_landing_run": 8,
+    }
+    kept = cli.with_dbt_vars(["build", "--vars={cdc_test_from_landing_run: 1}"], scope)
+    assert yaml.safe_load(kept[1].removeprefix("--vars=")) == {"cdc_test_from_landing_run": 1}
