@@ -336,6 +336,8 @@ def _run_child(phase: str, work: Path) -> dict[str, Any]:
         **{k: result.pop(k) for k in list(result) if k.endswith("_hwm")},
     }
     result["rss_samples"] = sampler.samples
+    # Complete, so that a later --reuse-full run reports this phase as measured here.
+    result_path.write_text(json.dumps(result, indent=2) + "\n")
     return result
 
 
@@ -432,22 +434,31 @@ def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
     landed = [f for f in families if f in _landed_families()]
     results: dict[str, Any] = {}
     phases = [p for p in PHASES if p in args.phases.split(",")]
-    for path in ("landing", "warehouse", "floor-warehouse", "floor-output", "warehouse.base"):
-        _reset(work / path)
-    (work / "landing").mkdir()
-    for name in manifest["waves"]:
-        workload.stage(work / "workload", name, work / "landing")
-    if "floor" in phases:
-        print(f"bench: floor ({args.scale} events)", file=sys.stderr, flush=True)
-        results["floor"] = _run_child("floor", work)
-        _reset(work / "floor-output")
-        _reset(work / "floor-warehouse")
-    # The full build lands wave by wave: start from an empty landing root.
-    _reset(work / "landing")
-    (work / "landing").mkdir()
-    print("bench: full build", file=sys.stderr, flush=True)
-    results["full"] = _run_child("full", work)
-    shutil.copytree(work / "warehouse", work / "warehouse.base")
+    reuse = args.reuse_full and _reusable_full_build(work)
+    if reuse:
+        # The floor and full build of an earlier run on these files (kept with --keep).
+        print("bench: reusing the kept full build", file=sys.stderr, flush=True)
+        for phase in ("floor", "full"):
+            results[phase] = json.loads((work / f"result-{phase}.json").read_text())
+        _reset(work / "landing")
+        (work / "landing").mkdir()
+    else:
+        for path in ("landing", "warehouse", "floor-warehouse", "floor-output", "warehouse.base"):
+            _reset(work / path)
+        (work / "landing").mkdir()
+        for name in manifest["waves"]:
+            workload.stage(work / "workload", name, work / "landing")
+        if "floor" in phases:
+            print(f"bench: floor ({args.scale} events)", file=sys.stderr, flush=True)
+            results["floor"] = _run_child("floor", work)
+            _reset(work / "floor-output")
+            _reset(work / "floor-warehouse")
+        # The full build lands wave by wave: start from an empty landing root.
+        _reset(work / "landing")
+        (work / "landing").mkdir()
+        print("bench: full build", file=sys.stderr, flush=True)
+        results["full"] = _run_child("full", work)
+        shutil.copytree(work / "warehouse", work / "warehouse.base")
     for mode in workload.TOPUP_MODES:
         if mode not in phases:
             continue
@@ -482,10 +493,18 @@ def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
         "ratios": ratios,
         "targets": TARGETS,
     }
-    if not args.keep:
-        for path in ("warehouse.base",):
-            _reset(work / path)
+    document["reused_full_build"] = bool(reuse)
+    if not (args.keep or reuse):
+        _reset(work / "warehouse.base")
     return document
+
+
+def _reusable_full_build(work: Path) -> bool:
+    kept = [work / "warehouse.base", work / "result-floor.json", work / "result-full.json"]
+    missing = [str(path) for path in kept if not path.exists()]
+    if missing:
+        print(f"bench: nothing to reuse ({', '.join(missing)} missing)", file=sys.stderr)
+    return not missing
 
 
 def format_table(document: dict[str, Any]) -> str:
@@ -540,6 +559,12 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--phases", default=",".join(PHASES))
     parser.add_argument("--regenerate", action="store_true", help="generate even if present")
     parser.add_argument("--keep", action="store_true", help="keep the full build's warehouse copy")
+    parser.add_argument(
+        "--reuse-full",
+        action="store_true",
+        help="measure the incremental phases on the full build kept by an earlier --keep run "
+        "on the same workload (its floor and full results are reported again)",
+    )
     args = parser.parse_args(argv)
     args.argv = list(argv)
     if args.work is None:

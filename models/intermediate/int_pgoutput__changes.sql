@@ -68,33 +68,53 @@ relation_changes as (
         lateral view outer explode(row_messages.truncate_oids) truncated as relation_oid
 ),
 
-relations as (
+relation_timeline as (
+    -- Relation messages and the row changes that need one, in log order per relation. A
+    -- running "latest definition" over it costs a sort; a join of every change with every
+    -- earlier Relation message (then keeping the latest) grows with their product.
     select
         source_name,
         relation_oid,
+        log_position,
         relation_json,
-        log_position
+        true as is_definition
     from messages
     where kind = 'relation'
+    union all
+    select distinct
+        source_name,
+        changed_relation_oid as relation_oid,
+        log_position,
+        cast(null as string) as relation_json,
+        false as is_definition
+    from relation_changes
+),
+
+definitions_in_force as (
+    select
+        source_name,
+        relation_oid,
+        log_position,
+        is_definition,
+        last(relation_json, true) over (
+            partition by source_name, relation_oid
+            order by log_position
+            rows between unbounded preceding and current row
+        ) as relation_definition
+    from relation_timeline
 ),
 
 described_changes as (
     select
         relation_changes.*,
-        relations.relation_json as relation_definition,
-        row_number() over (
-            partition by
-                relation_changes.source_name,
-                relation_changes.log_position,
-                relation_changes.changed_relation_oid
-            order by relations.log_position desc
-        ) as relation_rank
+        definitions_in_force.relation_definition
     from relation_changes
-    left join relations
+    left join definitions_in_force
         on
-            relation_changes.source_name = relations.source_name
-            and relation_changes.changed_relation_oid = relations.relation_oid
-            and relation_changes.log_position > relations.log_position
+            relation_changes.source_name = definitions_in_force.source_name
+            and relation_changes.changed_relation_oid = definitions_in_force.relation_oid
+            and relation_changes.log_position = definitions_in_force.log_position
+            and not definitions_in_force.is_definition
 ),
 
 typed_changes as (
@@ -115,7 +135,6 @@ typed_changes as (
             )
         ) as typed_change
     from described_changes
-    where described_changes.relation_rank = 1
 ),
 
 final as (

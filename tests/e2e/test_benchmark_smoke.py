@@ -13,9 +13,8 @@ RSS_FIELDS = {"driver", "driver_python", "jvm", "jvm_largest", "jvm_hwm", "worke
 
 def test_bench_command_writes_every_field_and_sane_marts(tmp_path, java_available):
     out = tmp_path / "results.json"
-    code = benchmark.main(
-        ["--scale", "2000", "--waves", "2", "--work", str(tmp_path / "work"), "--out", str(out)]
-    )
+    workload_args = ["--scale", "2000", "--waves", "2", "--work", str(tmp_path / "work")]
+    code = benchmark.main([*workload_args, "--out", str(out), "--keep"])
     assert code == 0
     document = json.loads(out.read_text())
     assert document["scale"] == 2000
@@ -51,3 +50,14 @@ def test_bench_command_writes_every_field_and_sane_marts(tmp_path, java_availabl
         "driver_peak_rss_sampled_gb",
     }
     assert document["workload"]["families"]["spanner"]["base_events"] > 0
+
+    # The kept full build serves a second run of the incremental phases only.
+    again = tmp_path / "again.json"
+    rerun = [*workload_args, "--phases", "realistic", "--reuse-full", "--out", str(again)]
+    assert benchmark.main(rerun) == 0
+    second = json.loads(again.read_text())
+    assert second["reused_full_build"] is True
+    assert set(second["phases"]) == {"floor", "full", "realistic"}
+    assert second["phases"]["full"]["seconds"] == document["phases"]["full"]["seconds"]
+    assert second["phases"]["realistic"]["sanity"]["current_matches_live_keys"]
+    assert second["phases"]["realistic"]["dbt_success"] is True

@@ -28,6 +28,9 @@ def test_every_line_lands_once_with_its_exact_file_and_number(java_available, tm
         pipeline, "datastream/s0/crlf.jsonl", b'{"a": 1}\r\n\r\n  \n{"b": "\xc3\xa9"}\r\n'
     )
     expected |= {("s0", crlf, 1, '{"a": 1}'), ("s0", crlf, 4, '{"b": "\u00e9"}')}
+    # Kafka-style names keep their '+'; spaces and '%' survive the URI round trip.
+    kafka = write_bytes(pipeline, "datastream/s1/topic+0+0000042 copy%20.jsonl", b'{"c": 3}\n')
+    expected.add(("s1", kafka, 1, '{"c": 3}'))
 
     assert pipeline.cdcw("land") == 0
 
