@@ -127,16 +127,18 @@ def with_dbt_vars(args: Sequence[str], extra: dict[str, object]) -> list[str]:
     full = list(args)
     if not extra:
         return full
+
+    def merged(given: str) -> str:
+        return yaml.safe_dump({**extra, **(yaml.safe_load(given) or {})}, default_flow_style=True)
+
     for index, arg in enumerate(full):
         if arg == "--vars" and index + 1 < len(full):
-            given = yaml.safe_load(full[index + 1]) or {}
-            full[index + 1] = yaml.safe_dump({**extra, **given}, default_flow_style=True)
+            full[index + 1] = merged(full[index + 1])
             return full
         if arg.startswith("--vars="):
-            given = yaml.safe_load(arg.removeprefix("--vars=")) or {}
-            full[index] = "--vars=" + yaml.safe_dump({**extra, **given}, default_flow_style=True)
+            full[index] = "--vars=" + merged(arg.removeprefix("--vars="))
             return full
-    return [*full, "--vars", yaml.safe_dump(extra, default_flow_style=True)]
+    return [*full, "--vars", merged("{}")]
 
 
 def test_scope_vars(built_through: int | None, dbt_build_args: Sequence[str]) -> dict[str, int]:

@@ -183,7 +183,11 @@ def _one_partition_per_file(spark: SparkSession, largest_file: int) -> Iterator[
 
 
 def _text_lines(
-    spark: SparkSession, files: list[tuple[str, Path]], run: int, landed_at: datetime
+    spark: SparkSession,
+    files: list[tuple[str, Path]],
+    sizes: dict[Path, int],
+    run: int,
+    landed_at: datetime,
 ) -> DataFrame:
     """Spark streams each file line by line (memory does not grow with file size), one file per
     partition, so a line's position in its partition is its exact line number; blank lines carry
@@ -200,7 +204,7 @@ def _text_lines(
     )
     # Fewer, larger output files than one per landed file; coalescing keeps the numbering,
     # which was taken per input partition.
-    total_bytes = sum(path.stat().st_size for _, path in files)
+    total_bytes = sum(sizes[path] for _, path in files)
     output_files = max(MIN_OUTPUT_FILES, -(-total_bytes // TARGET_OUTPUT_BYTES))
     return (
         numbered.where(F.trim("line") != "")
@@ -250,10 +254,11 @@ def land(spark: SparkSession, landing_root: Path) -> LandingReport:
         ]
         if not new_files:
             continue
+        sizes = {path: path.stat().st_size for _, path in new_files}
         frames = []
         text_files = [f for f in new_files if f[1].name.endswith(family.text_suffixes)]
         if text_files:
-            frames.append(_text_lines(spark, text_files, run, landed_at))
+            frames.append(_text_lines(spark, text_files, sizes, run, landed_at))
         for suffix, reader in family.record_readers.items():
             record_files = [f for f in new_files if f[1].name.endswith(suffix)]
             if record_files:
@@ -261,12 +266,11 @@ def land(spark: SparkSession, landing_root: Path) -> LandingReport:
         batch = frames[0]
         for frame in frames[1:]:
             batch = batch.unionByName(frame)
-        largest_file = max(path.stat().st_size for _, path in new_files)
-        with _one_partition_per_file(spark, largest_file):
+        with _one_partition_per_file(spark, max(sizes.values())):
             batch.write.insertInto(family.table)
         total_lines += spark.table(family.table).where(F.col("landing_run") == run).count()
         manifest_rows.extend(
-            (family.name, source, str(path), path.stat().st_size, landed_at, run)
+            (family.name, source, str(path), sizes[path], landed_at, run)
             for source, path in new_files
         )
     if manifest_rows:

@@ -79,3 +79,16 @@
     from {{ ref('int_cdc__key_successions') }}
     where landing_run > {{ processed_through }}
 {%- endmacro %}
+
+
+{#- Whether the key of the row aliased `alias` is in cdc_history's changed_keys CTE. -#}
+{% macro key_is_changed(alias) -%}
+    exists (
+        select 1 from changed_keys
+        where
+            changed_keys.source_system = {{ alias }}.source_system
+            and changed_keys.source_name = {{ alias }}.source_name
+            and changed_keys.source_table = {{ alias }}.source_table
+            and changed_keys.key_json = {{ alias }}.key_json
+    )
+{%- endmacro %}

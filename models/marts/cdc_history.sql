@@ -38,14 +38,7 @@ keyed_changes as (
     {%- if is_incremental() %}
         where
             {{ in_values('change_log.key_cohort', touched) }}
-            and exists (
-                select 1 from changed_keys
-                where
-                    changed_keys.source_system = change_log.source_system
-                    and changed_keys.source_name = change_log.source_name
-                    and changed_keys.source_table = change_log.source_table
-                    and changed_keys.key_json = change_log.key_json
-            )
+            and {{ key_is_changed('change_log') }}
     {%- endif %}
 ),
 
@@ -61,14 +54,7 @@ key_successions as (
     {%- if is_incremental() %}
         where
             {{ in_values('successions.key_cohort', touched) }}
-            and exists (
-                select 1 from changed_keys
-                where
-                    changed_keys.source_system = successions.source_system
-                    and changed_keys.source_name = successions.source_name
-                    and changed_keys.source_table = successions.source_table
-                    and changed_keys.key_json = successions.key_json
-            )
+            and {{ key_is_changed('successions') }}
     {%- endif %}
 ),
 
@@ -88,14 +74,7 @@ predecessor_context as (
     {%- if is_incremental() %}
         where
             {{ in_values('change_log.key_cohort', predecessor_cohorts) }}
-            and not exists (
-                select 1 from changed_keys
-                where
-                    changed_keys.source_system = change_log.source_system
-                    and changed_keys.source_name = change_log.source_name
-                    and changed_keys.source_table = change_log.source_table
-                    and changed_keys.key_json = change_log.key_json
-            )
+            and not {{ key_is_changed('change_log') }}
     {%- else %}
         where false
     {%- endif %}
@@ -455,14 +434,7 @@ recomputed_versions as (
         from {{ this }} as previous
         where
             {{ in_values('previous.key_cohort', touched) }}
-            and not exists (
-                select 1 from changed_keys
-                where
-                    changed_keys.source_system = previous.source_system
-                    and changed_keys.source_name = previous.source_name
-                    and changed_keys.source_table = previous.source_table
-                    and changed_keys.key_json = previous.key_json
-            )
+            and not {{ key_is_changed('previous') }}
     ),
 {%- endif %}
 
