@@ -23,6 +23,26 @@
 {%- endmacro %}
 
 
+{#- The result of `query` as a temporary view kept in memory: a set that a model reads several
+    times, at compile time too, is computed once. Drop it when the model is done
+    (`uncache_view`). -#}
+{% macro cached_view(name, query) -%}
+    {%- if execute -%}
+        {%- do uncache_view(name) -%}
+        {%- do run_query("cache table " ~ name ~ " as " ~ query) -%}
+    {%- endif -%}
+    {{ return(name) }}
+{%- endmacro %}
+
+
+{% macro uncache_view(name) -%}
+    {%- if execute -%}
+        {%- do run_query("uncache table if exists " ~ name) -%}
+        {%- do run_query("drop view if exists " ~ name) -%}
+    {%- endif -%}
+{%- endmacro %}
+
+
 {% macro in_values(column, values) -%}
     {%- if values | length == 0 -%}
         false
@@ -81,10 +101,12 @@
 {%- endmacro %}
 
 
-{#- Whether the key of the row aliased `alias` is in cdc_history's changed_keys CTE. -#}
+{#- Whether the key of the row aliased `alias` is in cdc_history's changed_keys CTE. The set is
+    small next to the tables it filters, and its size is unknown when the plan is made: without
+    the hint Spark shuffles the whole table to the join. -#}
 {% macro key_is_changed(alias) -%}
     exists (
-        select 1 from changed_keys
+        select /*+ broadcast(changed_keys) */ 1 from changed_keys
         where
             changed_keys.source_system = {{ alias }}.source_system
             and changed_keys.source_name = {{ alias }}.source_name

@@ -5,6 +5,7 @@
         materialized='incremental',
         incremental_strategy='insert_overwrite',
         partition_by=['key_cohort'],
+        post_hook="{{ uncache_view('cdc_history__changed_keys') }}",
     )
 }}
 
@@ -13,9 +14,10 @@
     (docs/decisions/003). Dynamic partition overwrite may read the table it writes. -#}
 {%- if is_incremental() %}
     {%- set processed_through = max_processed(this, 'last_landing_run') %}
-    {%- set touched = distinct_values(
-        '(' ~ history_changed_keys(processed_through) ~ ') as changed_keys', 'key_cohort', 'true'
+    {%- set changed_keys = cached_view(
+        'cdc_history__changed_keys', history_changed_keys(processed_through)
     ) %}
+    {%- set touched = distinct_values(changed_keys, 'key_cohort', 'true') %}
     {%- set predecessor_cohorts = distinct_values(
         ref('int_cdc__key_successions'),
         'predecessor_key_cohort',
@@ -26,7 +28,7 @@
 with
 {%- if is_incremental() %}
     changed_keys as (
-        {{ history_changed_keys(processed_through) }}
+        select * from {{ changed_keys }}
     ),
 {%- endif %}
 
@@ -61,7 +63,7 @@ key_successions as (
 predecessor_context as (
     -- Changes of the old keys of primary key changes that this run does not recompute: read
     -- only to complete their successors' values.
-    select
+    select /*+ broadcast(key_successions) */
         change_log.*,
         true as is_context
     from {{ ref('int_cdc__change_log') }} as change_log

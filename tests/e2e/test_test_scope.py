@@ -1,5 +1,5 @@
 """`cdcw run` tests the rows its build rewrote, `cdcw dbt test` tests everything: a corrupt
-history row of a key the run did not change passes the first and fails the second."""
+history or current row of a key the run did not change passes the first and fails the second."""
 
 from __future__ import annotations
 
@@ -52,6 +52,13 @@ def test_run_checks_what_it_rewrote_and_dbt_test_checks_everything(
     spark = pipeline.spark()
     spark.sql("insert into cdc_history select * from cdc_history where key_json = '{\"id\":1}'")
     assert len(pipeline.rows("cdc_history")) == 5
+    # A current row of a key that has no history, in a partition no run rewrites: cdc_as_of
+    # (from history) disagrees with cdc_current.
+    pipeline.spark().sql(
+        "insert into cdc_current select source_system, source_name, source_table, "
+        "'{\"id\":99}', row_json, unavailable_columns, last_op, last_committed_at, sort_key, "
+        "last_landing_run, 7 from cdc_current where key_json = '{\"id\":3}'"
+    )
 
     # Wave 2 changes key 2, which shares key 1's partition, and key 4.
     land_wave(pipeline, "wave-2", [mysql_event(2, "renamed", 20), mysql_event(4, "renamed", 21)])
