@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from cdc_warehouse import workload
+from cdc_warehouse.settings import DEFAULT_DRIVER_MEMORY, DEFAULT_LOCAL_MASTER
 
 PHASES = ("floor", "full", "realistic", "adversarial")
 STAGES = ("land", "staging", "change_log", "history", "current", "tests", "other", "dbt_overhead")
@@ -480,8 +481,8 @@ def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
             "memory_gb": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
             "python": platform.python_version(),
             "load_average_at_end": os.getloadavg(),
-            "spark_master": os.environ.get("CDC_SPARK_MASTER", "local[2]"),
-            "driver_memory": os.environ.get("CDC_DRIVER_MEMORY", "6g"),
+            "spark_master": os.environ.get("CDC_SPARK_MASTER", DEFAULT_LOCAL_MASTER),
+            "driver_memory": os.environ.get("CDC_DRIVER_MEMORY", DEFAULT_DRIVER_MEMORY),
         },
         "workload": {
             "generate_seconds": round(generate_seconds, 2),

@@ -19,6 +19,7 @@ TARGETS = (LOCAL, CLUSTER, CONNECT)
 # Masters of the `cluster` target; `local` and `local[N]` belong to the `local` target.
 CLUSTER_MASTERS = ("spark://", "yarn", "k8s://", "local-cluster[")
 DEFAULT_LOCAL_MASTER = "local[2]"
+DEFAULT_DRIVER_MEMORY = "6g"
 
 # JDBC metastores whose driver class (and, for PostgreSQL, Debian's jar) we know.
 JDBC_DRIVERS = {
@@ -198,7 +199,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         warehouse_dir=warehouse_dir,
         tables_file=Path(env.get("CDC_TABLES", PROJECT_DIR / "cdc_tables.yml")).resolve(),
         spark_master=master,
-        driver_memory=env.get("CDC_DRIVER_MEMORY", "6g"),
+        driver_memory=env.get("CDC_DRIVER_MEMORY", DEFAULT_DRIVER_MEMORY),
         target=target,
         warehouse_location=warehouse_location,
         spark_remote=remote,

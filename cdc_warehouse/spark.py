@@ -77,6 +77,9 @@ def session_conf(settings: Settings) -> dict[str, str]:
         "spark.driver.memory": settings.driver_memory,
         **metastore_conf(settings),
         **SQL_CONF,
+        # Most written columns are JSON text of high cardinality: trying a dictionary first made
+        # a copy of cdc_history 25% slower and its files 10% larger (docs/benchmarks.md).
+        "spark.hadoop.parquet.enable.dictionary": "false",
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
     }

@@ -1,4 +1,7 @@
-{%- set touched = touched_cohorts(ref('cdc_history'), 'last_landing_run') if is_incremental() %}
+{%- if is_incremental() %}
+    {%- set processed_through = max_processed(this, 'last_landing_run') %}
+    {%- set touched = touched_cohorts(ref('cdc_history'), 'last_landing_run') %}
+{%- endif %}
 
 {{
     config(
@@ -9,16 +12,20 @@
     )
 }}
 
-with open_versions as (
+{#- A run takes the open versions of the keys cdc_history recomputed and keeps the other rows of
+    the partitions it rewrites (docs/decisions/003): recomputed history rows are newer than
+    anything this table reflects, and sit in their own files, so their scan skips the rest. -#}
+
+with recomputed_versions as (
     select * from {{ ref('cdc_history') }}
-    where
-        is_current
-        {%- if is_incremental() %}
+    {%- if is_incremental() %}
+        where
+            last_landing_run > {{ processed_through | int }}
             and {{ in_values('key_cohort', touched) }}
-        {%- endif %}
+    {%- endif %}
 ),
 
-final as (
+open_versions as (
     select
         source_system,
         source_name,
@@ -31,7 +38,34 @@ final as (
         sort_key,
         last_landing_run,
         key_cohort
-    from open_versions
+    from recomputed_versions
+    where is_current
+),
+
+{%- if is_incremental() %}
+
+    carried_rows as (
+        select previous.*
+        from {{ this }} as previous
+        where
+            {{ in_values('previous.key_cohort', touched) }}
+            and not exists (
+                select /*+ broadcast(recomputed_versions) */ 1 from recomputed_versions
+                where
+                    recomputed_versions.source_system = previous.source_system
+                    and recomputed_versions.source_name = previous.source_name
+                    and recomputed_versions.source_table = previous.source_table
+                    and recomputed_versions.key_json = previous.key_json
+            )
+    ),
+{%- endif %}
+
+final as (
+    select * from open_versions
+    {%- if is_incremental() %}
+        union all
+        select * from carried_rows
+    {%- endif %}
 )
 
 select * from final
