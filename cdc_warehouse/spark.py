@@ -27,6 +27,11 @@ SQL_CONF = {
     "spark.sql.sources.partitionOverwriteMode": "dynamic",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
     "spark.sql.parquet.compression.codec": "zstd",
+    # Plan-time sizes come from compressed parquet, ~10x below the hash table a broadcast
+    # builds: at 10M events the key registry (11 MB of files) was broadcast and a 2.5g driver
+    # ran out of memory. Sizes measured at run time (adaptive execution) are uncompressed.
+    "spark.sql.autoBroadcastJoinThreshold": "2MB",
+    "spark.sql.adaptive.autoBroadcastJoinThreshold": "10MB",
 }
 
 

@@ -101,16 +101,37 @@
 {%- endmacro %}
 
 
-{#- Whether the key of the row aliased `alias` is in cdc_history's changed_keys CTE. The set is
-    small next to the tables it filters, and its size is unknown when the plan is made: without
-    the hint Spark shuffles the whole table to the join. -#}
-{% macro key_is_changed(alias) -%}
+{#- Whether the key of the row aliased `alias` is in cdc_history's changed_keys CTE. `hint` is
+    the set's broadcast_hint: in a routine run the set is small next to the tables it filters,
+    and broadcasting it spares shuffling the whole table to the join. -#}
+{% macro key_is_changed(alias, hint) -%}
     exists (
-        select /*+ broadcast(changed_keys) */ 1 from changed_keys
+        select {{ hint }} 1 from changed_keys
         where
             changed_keys.source_system = {{ alias }}.source_system
             and changed_keys.source_name = {{ alias }}.source_name
             and changed_keys.source_table = {{ alias }}.source_table
             and changed_keys.key_json = {{ alias }}.key_json
     )
+{%- endmacro %}
+
+
+{#- A broadcast hint for `relation` when `rows` (counted by the caller) is at most
+    var('cdc_broadcast_max_rows'), else nothing: Spark's own size estimates come from compressed
+    parquet, ~10x below the hash table a broadcast builds, so sets of known size are hinted and
+    larger ones left to a shuffle join. -#}
+{% macro broadcast_hint(relation, rows) -%}
+    {%- if rows <= var('cdc_broadcast_max_rows') | int -%}
+        /*+ broadcast({{ relation }}) */
+    {%- endif -%}
+{%- endmacro %}
+
+
+{#- Rows of `relation` where `condition` holds, as a number (0 before execution). -#}
+{% macro count_rows(relation, condition) -%}
+    {%- if not execute -%}
+        {{ return(0) }}
+    {%- endif -%}
+    {%- set result = run_query('select count(*) from ' ~ relation ~ ' where ' ~ condition) -%}
+    {{ return(result.columns[0].values()[0] | int) }}
 {%- endmacro %}

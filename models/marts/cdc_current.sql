@@ -1,6 +1,11 @@
 {%- if is_incremental() %}
     {%- set processed_through = max_processed(this, 'last_landing_run') %}
     {%- set touched = touched_cohorts(ref('cdc_history'), 'last_landing_run') %}
+    {%- set recomputed_filter = 'last_landing_run > ' ~ processed_through ~ ' and '
+        ~ in_values('key_cohort', touched) %}
+    {%- set recomputed_hint = broadcast_hint(
+        'recomputed_versions', count_rows(ref('cdc_history'), recomputed_filter)
+    ) %}
 {%- endif %}
 
 {{
@@ -19,9 +24,7 @@
 with recomputed_versions as (
     select * from {{ ref('cdc_history') }}
     {%- if is_incremental() %}
-        where
-            last_landing_run > {{ processed_through | int }}
-            and {{ in_values('key_cohort', touched) }}
+        where {{ recomputed_filter }}
     {%- endif %}
 ),
 
@@ -50,7 +53,7 @@ open_versions as (
         where
             {{ in_values('previous.key_cohort', touched) }}
             and not exists (
-                select /*+ broadcast(recomputed_versions) */ 1 from recomputed_versions
+                select {{ recomputed_hint }} 1 from recomputed_versions
                 where
                     recomputed_versions.source_system = previous.source_system
                     and recomputed_versions.source_name = previous.source_name

@@ -18,6 +18,8 @@
         'cdc_history__changed_keys', history_changed_keys(processed_through)
     ) %}
     {%- set touched = distinct_values(changed_keys, 'key_cohort', 'true') %}
+    {%- set changed_key_count = count_rows(changed_keys, 'true') %}
+    {%- set changed_keys_hint = broadcast_hint('changed_keys', changed_key_count) %}
     {%- set predecessor_cohorts = distinct_values(
         ref('int_cdc__key_successions'),
         'predecessor_key_cohort',
@@ -40,7 +42,7 @@ keyed_changes as (
     {%- if is_incremental() %}
         where
             {{ in_values('change_log.key_cohort', touched) }}
-            and {{ key_is_changed('change_log') }}
+            and {{ key_is_changed('change_log', changed_keys_hint) }}
     {%- endif %}
 ),
 
@@ -56,14 +58,14 @@ key_successions as (
     {%- if is_incremental() %}
         where
             {{ in_values('successions.key_cohort', touched) }}
-            and {{ key_is_changed('successions') }}
+            and {{ key_is_changed('successions', changed_keys_hint) }}
     {%- endif %}
 ),
 
 predecessor_context as (
     -- Changes of the old keys of primary key changes that this run does not recompute: read
-    -- only to complete their successors' values.
-    select /*+ broadcast(key_successions) */
+    -- only to complete their successors' values. The successions are those of changed keys.
+    select {{ broadcast_hint('key_successions', changed_key_count) if is_incremental() }}
         change_log.*,
         true as is_context
     from {{ ref('int_cdc__change_log') }} as change_log
@@ -76,7 +78,7 @@ predecessor_context as (
     {%- if is_incremental() %}
         where
             {{ in_values('change_log.key_cohort', predecessor_cohorts) }}
-            and not {{ key_is_changed('change_log') }}
+            and not {{ key_is_changed('change_log', changed_keys_hint) }}
     {%- else %}
         where false
     {%- endif %}
@@ -436,7 +438,7 @@ recomputed_versions as (
         from {{ this }} as previous
         where
             {{ in_values('previous.key_cohort', touched) }}
-            and not {{ key_is_changed('previous') }}
+            and not {{ key_is_changed('previous', changed_keys_hint) }}
     ),
 {%- endif %}
 

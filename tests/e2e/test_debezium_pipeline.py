@@ -54,3 +54,28 @@ def test_incremental_runs_equal_a_full_refresh(waves_run):
     refreshed = snapshot(pipeline)
     for mart in MARTS:
         assert sorted(map(repr, refreshed[mart])) == sorted(map(repr, snapshots[-1][mart])), mart
+
+
+def compiled_marts_sql(pipeline: Pipeline) -> str:
+    """The SQL the last run compiled for the two marts that join by the recomputed keys."""
+    compiled = pipeline.warehouse_dir / "_dbt" / "target" / "compiled" / "cdc_warehouse" / "models"
+    return "".join(
+        (compiled / "marts" / f"{mart}.sql").read_text() for mart in ("cdc_current", "cdc_history")
+    )
+
+
+def test_shuffle_joins_above_the_broadcast_limit_give_the_same_marts(waves_run, tmp_path_factory):
+    """With cdc_broadcast_max_rows at 0 the incremental runs join the recomputed keys without a
+    broadcast hint (what a large backfill does) and must give the marts the hinted runs gave."""
+    _, snapshots = waves_run
+    unhinted = Pipeline(tmp_path_factory.mktemp("debezium_shuffle_joins"))
+    unhinted_vars = ("--vars", "{cdc_keys_per_partition: 3, cdc_broadcast_max_rows: 0}")
+    unhinted_snapshots = run_waves(unhinted, WAVES, *unhinted_vars)
+    assert "broadcast(" not in compiled_marts_sql(unhinted)
+    for mart in ("cdc_current", "cdc_history"):  # the quarantine names its own landing files
+        assert sorted(map(repr, unhinted_snapshots[-1][mart])) == sorted(
+            map(repr, snapshots[-1][mart])
+        ), mart
+    # The same warehouse under the default limit: the hint is back.
+    assert unhinted.cdcw("run", *DBT_VARS) == 0
+    assert "/*+ broadcast(" in compiled_marts_sql(unhinted)
