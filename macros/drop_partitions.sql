@@ -17,7 +17,10 @@
     {%- if not is_incremental() -%}
         select 1
     {%- else -%}
-        {%- set touched = touched_cohorts(ref('cdc_history'), 'last_landing_run') -%}
+        {#- A hook does not see the model's variables, so it reads the watermark itself. -#}
+        {%- set touched = touched_cohorts(
+            ref('cdc_history'), 'last_landing_run', max_processed(this, 'last_landing_run')
+        ) -%}
         {%- set live = distinct_values(
             ref('cdc_history'), 'key_cohort', 'is_current and ' ~ in_values('key_cohort', touched)
         ) -%}

@@ -52,13 +52,12 @@
 {%- endmacro %}
 
 
-{#- Key partitions that received changes since this model last ran: the partitions a run
-    recomputes. The model's rows carry last_landing_run, the newest landing run they reflect. -#}
-{% macro touched_cohorts(upstream, upstream_run_column) -%}
+{#- Key partitions that received changes after `processed_through`, the newest landing run the
+    model reflects: the partitions a run recomputes. -#}
+{% macro touched_cohorts(upstream, upstream_run_column, processed_through) -%}
     {%- if not execute -%}
         {{ return([]) }}
     {%- endif -%}
-    {%- set processed_through = max_processed(this, 'last_landing_run') -%}
     {{ return(distinct_values(
         upstream, 'key_cohort', upstream_run_column ~ ' > ' ~ processed_through
     )) }}
@@ -89,10 +88,7 @@
     from {{ ref('int_cdc__key_successions') }} as successions
     left semi join {{ ref('int_cdc__change_log') }} as predecessor_changes
         on
-            successions.source_system = predecessor_changes.source_system
-            and successions.source_name = predecessor_changes.source_name
-            and successions.source_table = predecessor_changes.source_table
-            and successions.predecessor_key_json = predecessor_changes.key_json
+            {{ same_key('successions', 'predecessor_changes', left_key='predecessor_key_json') }}
             and predecessor_changes.landing_run > {{ processed_through }}
     union
     select source_system, source_name, source_table, key_json, key_cohort
@@ -107,11 +103,7 @@
 {% macro key_is_changed(alias, hint) -%}
     exists (
         select {{ hint }} 1 from changed_keys
-        where
-            changed_keys.source_system = {{ alias }}.source_system
-            and changed_keys.source_name = {{ alias }}.source_name
-            and changed_keys.source_table = {{ alias }}.source_table
-            and changed_keys.key_json = {{ alias }}.key_json
+        where {{ same_key('changed_keys', alias) }}
     )
 {%- endmacro %}
 

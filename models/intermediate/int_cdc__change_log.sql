@@ -24,10 +24,7 @@ final as (
     from new_changes
     inner join key_registry
         on
-            new_changes.source_system = key_registry.source_system
-            and new_changes.source_name = key_registry.source_name
-            and new_changes.source_table = key_registry.source_table
-            and new_changes.key_json = key_registry.key_json
+            {{ same_key('new_changes', 'key_registry') }}
 )
 
 select * from final

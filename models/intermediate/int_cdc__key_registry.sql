@@ -34,10 +34,7 @@ unregistered_keys as (
     {%- if is_incremental() %}
         left anti join {{ this }} as registered
             on
-                new_keys.source_system = registered.source_system
-                and new_keys.source_name = registered.source_name
-                and new_keys.source_table = registered.source_table
-                and new_keys.key_json = registered.key_json
+                {{ same_key('new_keys', 'registered') }}
     {%- endif %}
 ),
 

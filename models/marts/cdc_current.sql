@@ -1,6 +1,8 @@
 {%- if is_incremental() %}
     {%- set processed_through = max_processed(this, 'last_landing_run') %}
-    {%- set touched = touched_cohorts(ref('cdc_history'), 'last_landing_run') %}
+    {%- set touched = touched_cohorts(
+        ref('cdc_history'), 'last_landing_run', processed_through
+    ) %}
     {%- set recomputed_filter = 'last_landing_run > ' ~ processed_through ~ ' and '
         ~ in_values('key_cohort', touched) %}
     {%- set recomputed_hint = broadcast_hint(
@@ -55,10 +57,7 @@ open_versions as (
             and not exists (
                 select {{ recomputed_hint }} 1 from recomputed_versions
                 where
-                    recomputed_versions.source_system = previous.source_system
-                    and recomputed_versions.source_name = previous.source_name
-                    and recomputed_versions.source_table = previous.source_table
-                    and recomputed_versions.key_json = previous.key_json
+                    {{ same_key('recomputed_versions', 'previous') }}
             )
     ),
 {%- endif %}

@@ -71,10 +71,7 @@ predecessor_context as (
     from {{ ref('int_cdc__change_log') }} as change_log
     left semi join key_successions
         on
-            change_log.source_system = key_successions.source_system
-            and change_log.source_name = key_successions.source_name
-            and change_log.source_table = key_successions.source_table
-            and change_log.key_json = key_successions.predecessor_key_json
+            {{ same_key('change_log', 'key_successions', right_key='predecessor_key_json') }}
     {%- if is_incremental() %}
         where
             {{ in_values('change_log.key_cohort', predecessor_cohorts) }}
@@ -142,10 +139,7 @@ predecessor_runs as (
     from key_successions
     inner join changes
         on
-            key_successions.source_system = changes.source_system
-            and key_successions.source_name = changes.source_name
-            and key_successions.source_table = changes.source_table
-            and key_successions.predecessor_key_json = changes.key_json
+            {{ same_key('key_successions', 'changes', left_key='predecessor_key_json') }}
     group by
         key_successions.source_system,
         key_successions.source_name,
@@ -238,10 +232,7 @@ lineage_changes as (
     from sorted_changes
     left semi join incomplete_changes
         on
-            sorted_changes.source_system = incomplete_changes.source_system
-            and sorted_changes.source_name = incomplete_changes.source_name
-            and sorted_changes.source_table = incomplete_changes.source_table
-            and sorted_changes.key_json = incomplete_changes.key_json
+            {{ same_key('sorted_changes', 'incomplete_changes') }}
     where sorted_changes.op != 'delete'
     union all
     select
@@ -254,10 +245,7 @@ lineage_changes as (
     from key_successions
     inner join sorted_changes
         on
-            key_successions.source_system = sorted_changes.source_system
-            and key_successions.source_name = sorted_changes.source_name
-            and key_successions.source_table = sorted_changes.source_table
-            and key_successions.predecessor_key_json = sorted_changes.key_json
+            {{ same_key('key_successions', 'sorted_changes', left_key='predecessor_key_json') }}
             and key_successions.sort_pos > sorted_changes.sort_pos
     where sorted_changes.op != 'delete'
 ),
@@ -320,10 +308,7 @@ completed_changes as (
     from sorted_changes
     left join filled_images
         on
-            sorted_changes.source_system = filled_images.source_system
-            and sorted_changes.source_name = filled_images.source_name
-            and sorted_changes.source_table = filled_images.source_table
-            and sorted_changes.key_json = filled_images.key_json
+            {{ same_key('sorted_changes', 'filled_images') }}
             and sorted_changes.sort_key = filled_images.sort_key
 ),
 
@@ -423,10 +408,7 @@ recomputed_versions as (
     from versions
     left join predecessor_runs
         on
-            versions.source_system = predecessor_runs.source_system
-            and versions.source_name = predecessor_runs.source_name
-            and versions.source_table = predecessor_runs.source_table
-            and versions.key_json = predecessor_runs.key_json
+            {{ same_key('versions', 'predecessor_runs') }}
     where versions.op != 'delete'
 ),
 

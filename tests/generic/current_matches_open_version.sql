@@ -15,10 +15,7 @@ final as (
     from {{ model }} as current_rows
     full outer join open_versions
         on
-            current_rows.source_system = open_versions.source_system
-            and current_rows.source_name = open_versions.source_name
-            and current_rows.source_table = open_versions.source_table
-            and current_rows.key_json = open_versions.key_json
+            {{ same_key('current_rows', 'open_versions') }}
     where
         current_rows.key_json is null
         or open_versions.key_json is null

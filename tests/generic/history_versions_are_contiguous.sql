@@ -57,10 +57,7 @@ wrong_open_counts as (
     from open_versions
     left join live_keys
         on
-            open_versions.source_system = live_keys.source_system
-            and open_versions.source_name = live_keys.source_name
-            and open_versions.source_table = live_keys.source_table
-            and open_versions.key_json = live_keys.key_json
+            {{ same_key('open_versions', 'live_keys') }}
     where open_versions.open_count != if(live_keys.key_json is null, 0, 1)
 ),
 
