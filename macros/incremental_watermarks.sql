@@ -23,13 +23,16 @@
 {%- endmacro %}
 
 
-{#- The result of `query` as a temporary view kept in memory: a set that a model reads several
-    times, at compile time too, is computed once. Drop it when the model is done
-    (`uncache_view`). -#}
-{% macro cached_view(name, query) -%}
+{#- The result of `query` as a cached temporary view: a set that a model reads several times,
+    at compile time too, is computed once. `storage_level` is Spark's (DISK_ONLY for sets as
+    large as the input). Drop it when the model is done (`uncache_view`). -#}
+{% macro cached_view(name, query, storage_level='MEMORY_AND_DISK') -%}
     {%- if execute -%}
         {%- do uncache_view(name) -%}
-        {%- do run_query("cache table " ~ name ~ " as " ~ query) -%}
+        {%- do run_query(
+            "cache table " ~ name ~ " options ('storageLevel' '" ~ storage_level ~ "') as "
+            ~ query
+        ) -%}
     {%- endif -%}
     {{ return(name) }}
 {%- endmacro %}
@@ -97,12 +100,12 @@
 {%- endmacro %}
 
 
-{#- Whether the key of the row aliased `alias` is in cdc_history's changed_keys CTE. `hint` is
-    the set's broadcast_hint: in a routine run the set is small next to the tables it filters,
-    and broadcasting it spares shuffling the whole table to the join. -#}
-{% macro key_is_changed(alias, hint) -%}
+{#- Whether the key of the row aliased `alias` is in `changed_keys`, cdc_history's set of keys
+    to recompute. `hint` is the set's broadcast_hint: in a routine run the set is small next to
+    the tables it filters, and broadcasting it spares shuffling the whole table to the join. -#}
+{% macro key_is_changed(alias, changed_keys, hint) -%}
     exists (
-        select {{ hint }} 1 from changed_keys
+        select {{ hint }} 1 from {{ changed_keys }} as changed_keys
         where {{ same_key('changed_keys', alias) }}
     )
 {%- endmacro %}

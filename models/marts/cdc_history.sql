@@ -5,13 +5,20 @@
         materialized='incremental',
         incremental_strategy='insert_overwrite',
         partition_by=['key_cohort'],
-        post_hook="{{ uncache_view('cdc_history__changed_keys') }}",
+        post_hook=[
+            "{{ uncache_view('cdc_history__sorted_changes') }}",
+            "{{ uncache_view('cdc_history__changed_keys') }}",
+        ],
     )
 }}
 
 {#- A run recomputes the history of the keys it changed, from the change log, so a late event
     takes its place; the other keys of the partitions it rewrites keep their rows
     (docs/decisions/003). Dynamic partition overwrite may read the table it writes. -#}
+{%- set changed_keys = none %}
+{%- set touched = [] %}
+{%- set predecessor_cohorts = [] %}
+{%- set changed_key_count = 0 %}
 {%- if is_incremental() %}
     {%- set processed_through = max_processed(this, 'last_landing_run') %}
     {%- set changed_keys = cached_view(
@@ -19,113 +26,26 @@
     ) %}
     {%- set touched = distinct_values(changed_keys, 'key_cohort', 'true') %}
     {%- set changed_key_count = count_rows(changed_keys, 'true') %}
-    {%- set changed_keys_hint = broadcast_hint('changed_keys', changed_key_count) %}
     {%- set predecessor_cohorts = distinct_values(
         ref('int_cdc__key_successions'),
         'predecessor_key_cohort',
         in_values('key_cohort', touched)
     ) %}
 {%- endif %}
+{%- set changed_keys_hint = broadcast_hint('changed_keys', changed_key_count) %}
+{#- On disk: at a full build it is the whole change log, which would crowd the heap. -#}
+{%- set sorted_changes = cached_view(
+    'cdc_history__sorted_changes',
+    history_sorted_changes(changed_keys, touched, predecessor_cohorts, changed_key_count),
+    'DISK_ONLY'
+) %}
 
-with
-{%- if is_incremental() %}
-    changed_keys as (
-        select * from {{ changed_keys }}
-    ),
-{%- endif %}
-
-keyed_changes as (
-    select
-        change_log.*,
-        false as is_context
-    from {{ ref('int_cdc__change_log') }} as change_log
-    {%- if is_incremental() %}
-        where
-            {{ in_values('change_log.key_cohort', touched) }}
-            and {{ key_is_changed('change_log', changed_keys_hint) }}
-    {%- endif %}
+with key_successions as (
+    {{ history_key_successions(changed_keys, touched, changed_keys_hint) }}
 ),
 
-key_successions as (
-    select distinct
-        successions.source_system,
-        successions.source_name,
-        successions.source_table,
-        successions.key_json,
-        successions.predecessor_key_json,
-        successions.sort_pos
-    from {{ ref('int_cdc__key_successions') }} as successions
-    {%- if is_incremental() %}
-        where
-            {{ in_values('successions.key_cohort', touched) }}
-            and {{ key_is_changed('successions', changed_keys_hint) }}
-    {%- endif %}
-),
-
-predecessor_context as (
-    -- Changes of the old keys of primary key changes that this run does not recompute: read
-    -- only to complete their successors' values. The successions are those of changed keys.
-    select {{ broadcast_hint('key_successions', changed_key_count) if is_incremental() }}
-        change_log.*,
-        true as is_context
-    from {{ ref('int_cdc__change_log') }} as change_log
-    left semi join key_successions
-        on
-            {{ same_key('change_log', 'key_successions', right_key='predecessor_key_json') }}
-    {%- if is_incremental() %}
-        where
-            {{ in_values('change_log.key_cohort', predecessor_cohorts) }}
-            and not {{ key_is_changed('change_log', changed_keys_hint) }}
-    {%- else %}
-        where false
-    {%- endif %}
-),
-
-table_keys as (
-    select distinct
-        source_system,
-        source_name,
-        source_table,
-        key_json,
-        key_cohort
-    from keyed_changes
-),
-
-truncate_deletes as (
-    -- A truncate deletes every key of its table at its position.
-    select
-        table_keys.source_system,
-        table_keys.source_name,
-        table_keys.source_table,
-        table_keys.key_json,
-        'delete' as op,
-        map_from_arrays(array(), array()) as row_image,
-        true as is_full_image,
-        false as is_backfill,
-        cast(null as bigint) as order_ts,
-        truncates.sort_pos,
-        truncates.committed_at,
-        truncates.txn_id,
-        truncates.event_id,
-        cast(null as string) as file_path,
-        cast(null as bigint) as line_number,
-        truncates.landing_run,
-        table_keys.key_cohort,
-        false as is_context
-    from table_keys
-    inner join {{ ref('int_cdc__truncates') }} as truncates
-        on
-            table_keys.source_system = truncates.source_system
-            and table_keys.source_name = truncates.source_name
-            and table_keys.source_table = truncates.source_table
-),
-
-changes as (
-    select * from keyed_changes
-    union all
-    select * from truncate_deletes
-    union all
-    select * from predecessor_context
+sorted_changes as (
+    select * from {{ sorted_changes }}
 ),
 
 predecessor_runs as (
@@ -135,11 +55,11 @@ predecessor_runs as (
         key_successions.source_name,
         key_successions.source_table,
         key_successions.key_json,
-        max(changes.landing_run) as landing_run
+        max(sorted_changes.last_landing_run) as landing_run
     from key_successions
-    inner join changes
+    inner join sorted_changes
         on
-            {{ same_key('key_successions', 'changes', left_key='predecessor_key_json') }}
+            {{ same_key('key_successions', 'sorted_changes', left_key='predecessor_key_json') }}
     group by
         key_successions.source_system,
         key_successions.source_name,
@@ -147,61 +67,10 @@ predecessor_runs as (
         key_successions.key_json
 ),
 
-deliveries as (
-    select
-        *,
-        row_number() over (
-            partition by source_system, source_name, source_table, key_json, event_id
-            order by landing_run, file_path, line_number
-        ) as delivery_number,
-        max(landing_run) over (
-            partition by source_system, source_name, source_table, key_json
-        ) as last_landing_run
-    from changes
-),
-
-unique_changes as (
-    select * from deliveries
-    where delivery_number = 1
-),
-
-placed_changes as (
-    -- A backfill read is placed by its source time among the key's CDC changes, which keep
-    -- their source position order: mono_ts is the running maximum source time along it.
-    select
-        *,
-        case
-            when is_backfill then order_ts
-            else max(case when not is_backfill then order_ts end) over (
-                partition by source_system, source_name, source_table, key_json
-                order by sort_pos, event_id
-                rows between unbounded preceding and current row
-            )
-        end as mono_ts
-    from unique_changes
-),
-
-sorted_changes as (
-    select
-        *,
-        concat_ws(
-            '.',
-            lpad(cast(coalesce(mono_ts, 0) + 300000000000000000 as string), 18, '0'),
-            case when is_backfill then '0' else '1' end,
-            sort_pos,
-            case when op = 'delete' then '0' else '1' end,
-            event_id
-        ) as sort_key
-    from placed_changes
-),
-
 incomplete_changes as (
     -- Changes that do not carry every column's value (TOAST placeholder, 'u', partial image).
     select * from sorted_changes
-    where
-        not is_context
-        and op != 'delete'
-        and exists(map_values(row_image), v -> v is null)
+    where has_unknown_values
 ),
 
 unknown_cells as (
@@ -230,10 +99,7 @@ lineage_changes as (
         sorted_changes.sort_key,
         sorted_changes.row_image
     from sorted_changes
-    left semi join incomplete_changes
-        on
-            {{ same_key('sorted_changes', 'incomplete_changes') }}
-    where sorted_changes.op != 'delete'
+    where sorted_changes.key_has_unknown_values and sorted_changes.op != 'delete'
     union all
     select
         key_successions.source_system,
@@ -420,7 +286,7 @@ recomputed_versions as (
         from {{ this }} as previous
         where
             {{ in_values('previous.key_cohort', touched) }}
-            and not {{ key_is_changed('previous', changed_keys_hint) }}
+            and not {{ key_is_changed('previous', changed_keys, changed_keys_hint) }}
     ),
 {%- endif %}
 

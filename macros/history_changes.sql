@@ -1,0 +1,142 @@
+{#- cdc_history's inputs, as SQL. The deduped and placed changes are read four times by the
+    model; Spark SQL inlines a CTE at every reference, so the model caches this query once
+    (`cached_view`) instead of scanning and sorting the change log four times. -#}
+
+{#- The primary key changes of the keys a run recomputes: successor and predecessor key. -#}
+{% macro history_key_successions(changed_keys, touched, changed_keys_hint) -%}
+    select distinct
+        successions.source_system,
+        successions.source_name,
+        successions.source_table,
+        successions.key_json,
+        successions.predecessor_key_json,
+        successions.sort_pos
+    from {{ ref('int_cdc__key_successions') }} as successions
+    {%- if is_incremental() %}
+        where
+            {{ in_values('successions.key_cohort', touched) }}
+            and {{ key_is_changed('successions', changed_keys, changed_keys_hint) }}
+    {%- endif %}
+{%- endmacro %}
+
+
+{#- Every change of the keys a run recomputes, once per event, placed in source order
+    (`sort_key`); the predecessors' changes ride along as context (`is_context`). All windows
+    partition by key alone, so the change log is shuffled once. Nested subqueries, not CTEs: Spark
+    does not substitute a cached plan that holds a CTE into a query that has a WITH clause (it
+    recomputes it), and cdc_history has one. -#}
+{% macro history_sorted_changes(changed_keys, touched, predecessor_cohorts, changed_key_count) -%}
+    {%- set changed_keys_hint = broadcast_hint('changed_keys', changed_key_count) -%}
+    {%- set predecessor_match = same_key(
+        'change_log', 'key_successions', right_key='predecessor_key_json'
+    ) -%}
+    {%- set context_filter = 'false' -%}
+    {%- if is_incremental() -%}
+        {%- set context_filter = in_values('change_log.key_cohort', predecessor_cohorts)
+            ~ ' and not ' ~ key_is_changed('change_log', changed_keys, changed_keys_hint) -%}
+    {%- endif -%}
+    {%- set keyed_changes -%}
+        select
+            change_log.*,
+            false as is_context
+        from {{ ref('int_cdc__change_log') }} as change_log
+        {%- if is_incremental() %}
+            where
+                {{ in_values('change_log.key_cohort', touched) }}
+                and {{ key_is_changed('change_log', changed_keys, changed_keys_hint) }}
+        {%- endif %}
+    {%- endset -%}
+    select
+        *,
+        concat_ws(
+            '.',
+            lpad(cast(coalesce(mono_ts, 0) + 300000000000000000 as string), 18, '0'),
+            case when is_backfill then '0' else '1' end,
+            sort_pos,
+            case when op = 'delete' then '0' else '1' end,
+            event_id
+        ) as sort_key,
+        max(has_unknown_values) over (
+            partition by source_system, source_name, source_table, key_json
+        ) as key_has_unknown_values
+    from (
+        -- A backfill read is placed by its source time among the key's CDC changes, which keep
+        -- their source position order: mono_ts is the running maximum source time along it.
+        select
+            *,
+            case
+                when is_backfill then order_ts
+                else max(case when not is_backfill then order_ts end) over (
+                    partition by source_system, source_name, source_table, key_json
+                    order by sort_pos, event_id
+                    rows between unbounded preceding and current row
+                )
+            end as mono_ts,
+            not is_context
+            and op != 'delete'
+            and exists(map_values(row_image), v -> v is null) as has_unknown_values
+        from (
+            -- The first delivery of an event is the one ordered first among its copies;
+            -- ordering the copies side by side under the key keeps one shuffle for the chain.
+            select
+                *,
+                not (
+                    event_id <=> lag(event_id) over (
+                        partition by source_system, source_name, source_table, key_json
+                        order by event_id, landing_run, file_path, line_number
+                    )
+                ) as is_first_delivery,
+                max(landing_run) over (
+                    partition by source_system, source_name, source_table, key_json
+                ) as last_landing_run
+            from (
+                {{ keyed_changes }}
+                union all
+                -- A truncate deletes every key of its table at its position.
+                select
+                    table_keys.source_system,
+                    table_keys.source_name,
+                    table_keys.source_table,
+                    table_keys.key_json,
+                    'delete' as op,
+                    map_from_arrays(array(), array()) as row_image,
+                    true as is_full_image,
+                    false as is_backfill,
+                    cast(null as bigint) as order_ts,
+                    truncates.sort_pos,
+                    truncates.committed_at,
+                    truncates.txn_id,
+                    truncates.event_id,
+                    cast(null as string) as file_path,
+                    cast(null as bigint) as line_number,
+                    truncates.landing_run,
+                    table_keys.key_cohort,
+                    false as is_context
+                from (
+                    select distinct
+                        source_system, source_name, source_table, key_json, key_cohort
+                    from ({{ keyed_changes }}) as keyed_changes
+                ) as table_keys
+                inner join {{ ref('int_cdc__truncates') }} as truncates
+                    on
+                        table_keys.source_system = truncates.source_system
+                        and table_keys.source_name = truncates.source_name
+                        and table_keys.source_table = truncates.source_table
+                union all
+                -- Changes of the old keys of primary key changes that this run does not
+                -- recompute: read only to complete their successors' values.
+                select {{ broadcast_hint('key_successions', changed_key_count) if is_incremental() }}
+                    change_log.*,
+                    true as is_context
+                from {{ ref('int_cdc__change_log') }} as change_log
+                left semi join (
+                    {{ history_key_successions(changed_keys, touched, changed_keys_hint) }}
+                ) as key_successions
+                    on
+                        {{ predecessor_match }}
+                where {{ context_filter }}
+            ) as changes
+        ) as deliveries
+        where is_first_delivery
+    ) as placed_changes
+{%- endmacro %}
