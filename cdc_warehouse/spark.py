@@ -21,7 +21,10 @@ from cdc_warehouse.settings import CONNECT, Settings
 # SQL settings every session gets, Connect sessions included (runtime settings only).
 SQL_CONF = {
     "spark.sql.session.timeZone": "UTC",
-    "spark.sql.shuffle.partitions": "8",
+    # Adaptive execution coalesces small shuffles into a few tasks, but cannot split large ones:
+    # with 8 partitions a task of cdc_history's last stage held 1/8 of a 10M build and a 2.5g
+    # driver ran out of heap (docs/benchmarks.md).
+    "spark.sql.shuffle.partitions": "64",
     "spark.sql.adaptive.enabled": "true",
     "spark.sql.adaptive.coalescePartitions.enabled": "true",
     "spark.sql.sources.partitionOverwriteMode": "dynamic",
