@@ -8,7 +8,7 @@ the pgoutput log rule needs (runs in order, then files by path, then lines).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -16,41 +16,20 @@ from pathlib import Path
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import LongType, StringType, StructField, StructType, TimestampType
 
-from python_udfs.datastream import avro_events
+from python_udfs.datastream import avro_file_events
+from python_udfs.registry import RECORD_LINE, RecordReader, record_lines_mapper
 
 # CDC_SCHEMA_PREFIX keeps pipelines that share one metastore apart (macros/generate_schema_name).
 RAW_SCHEMA = os.environ.get("CDC_SCHEMA_PREFIX", "") + "cdc_raw"
 MANIFEST_TABLE = f"{RAW_SCHEMA}.landed_files"
 
-LINE_COLUMNS = StructType(
-    [
-        StructField("source_name", StringType(), False),
-        StructField("file_path", StringType(), False),
-        StructField("line_number", LongType(), False),
-        StructField("line", StringType(), True),
-        StructField("load_error", StringType(), True),
-        StructField("landed_at", TimestampType(), False),
-        StructField("landing_run", LongType(), False),
-    ]
-)
-
-RecordReader = Callable[[Path], Iterator[tuple[int, str | None, str | None]]]
-
-
-def _read_avro(path: Path) -> Iterator[tuple[int, str | None, str | None]]:
-    try:
-        with path.open("rb") as handle:
-            yield from avro_events(handle)
-    except OSError as exc:
-        yield 0, None, f"unreadable file: {exc}"
-
 
 @dataclass(frozen=True)
 class Family:
     """A source family's landing directory and the file kinds it accepts: text files are split
-    into lines by Spark; record files are decoded in Python by `record_readers`."""
+    into lines by Spark; record files are decoded in Python by `record_readers` (pickled by
+    reference, so they live in the shipped `python_udfs` package)."""
 
     name: str
     text_suffixes: tuple[str, ...]
@@ -67,7 +46,7 @@ class Family:
 
 FAMILIES: tuple[Family, ...] = (
     Family("spanner", (".jsonl",), {}),
-    Family("datastream", (".jsonl",), {".avro": _read_avro}),
+    Family("datastream", (".jsonl",), {".avro": avro_file_events}),
     Family("debezium", (".jsonl",), {}),
     Family("pgoutput", (".jsonl",), {}),
 )
@@ -165,6 +144,12 @@ TARGET_OUTPUT_BYTES = 128 * 1024 * 1024
 MIN_OUTPUT_FILES = 2
 
 
+def _output_files(files: list[tuple[str, Path]], sizes: dict[Path, int]) -> int:
+    """Fewer, larger output files than one per landed file, and never more than the files."""
+    total_bytes = sum(sizes[path] for _, path in files)
+    return min(len(files), max(MIN_OUTPUT_FILES, -(-total_bytes // TARGET_OUTPUT_BYTES)))
+
+
 @contextmanager
 def _one_partition_per_file(spark: SparkSession, largest_file: int) -> Iterator[None]:
     """A file is never split and never shares its partition when both limits are at least the
@@ -202,10 +187,7 @@ def _text_lines(
         (F.monotonically_increasing_id().bitwiseAND(ROW_POSITION_BITS) + 1).alias("line_number"),
         F.expr("trim(trailing '\\r' from value)").alias("line"),
     )
-    # Fewer, larger output files than one per landed file; coalescing keeps the numbering,
-    # which was taken per input partition.
-    total_bytes = sum(sizes[path] for _, path in files)
-    output_files = max(MIN_OUTPUT_FILES, -(-total_bytes // TARGET_OUTPUT_BYTES))
+    # Coalescing keeps the numbering, which was taken per input partition.
     return (
         numbered.where(F.trim("line") != "")
         .join(F.broadcast(source_by_path), "path")
@@ -218,23 +200,36 @@ def _text_lines(
             F.lit(landed_at).alias("landed_at"),
             F.lit(run).cast("bigint").alias("landing_run"),
         )
-        .coalesce(min(len(files), output_files))
+        .coalesce(_output_files(files, sizes))
     )
 
 
 def _record_lines(
     spark: SparkSession,
     files: list[tuple[str, Path]],
+    sizes: dict[Path, int],
     reader: RecordReader,
     run: int,
     landed_at: datetime,
 ) -> DataFrame:
-    rows = [
-        (source, str(path), number, line, error, landed_at, run)
-        for source, path in files
-        for number, line, error in reader(path)
-    ]
-    return spark.createDataFrame(rows, LINE_COLUMNS)
+    """Record files are decoded by Spark's Python workers, each file streamed in bounded
+    batches: neither the driver nor a worker holds a whole file, and files share the cores."""
+    paths = spark.createDataFrame(
+        [(source, str(path)) for source, path in files], "source_name string, file_path string"
+    )
+    return (
+        paths.repartition(_output_files(files, sizes))
+        .mapInArrow(record_lines_mapper(reader), RECORD_LINE)
+        .select(
+            "source_name",
+            "file_path",
+            "line_number",
+            "line",
+            "load_error",
+            F.lit(landed_at).alias("landed_at"),
+            F.lit(run).cast("bigint").alias("landing_run"),
+        )
+    )
 
 
 def land(spark: SparkSession, landing_root: Path) -> LandingReport:
@@ -262,7 +257,7 @@ def land(spark: SparkSession, landing_root: Path) -> LandingReport:
         for suffix, reader in family.record_readers.items():
             record_files = [f for f in new_files if f[1].name.endswith(suffix)]
             if record_files:
-                frames.append(_record_lines(spark, record_files, reader, run, landed_at))
+                frames.append(_record_lines(spark, record_files, sizes, reader, run, landed_at))
         batch = frames[0]
         for frame in frames[1:]:
             batch = batch.unionByName(frame)

@@ -140,6 +140,16 @@ def avro_events(fileobj: IO[bytes]) -> Iterator[tuple[int, str | None, str | Non
             yield number, None, f"unconvertible Avro record: {type(exc).__name__}: {exc}"
 
 
+def avro_file_events(path: str) -> Iterator[tuple[int, str | None, str | None]]:
+    """`avro_events` of the file at `path`; a file that cannot be opened is one record-0 error,
+    so landing quarantines it instead of failing the run."""
+    try:
+        with open(path, "rb") as handle:
+            yield from avro_events(handle)
+    except OSError as exc:
+        yield 0, None, f"unreadable file: {exc}"
+
+
 def _error(reason: str) -> dict[str, Any]:
     row: dict[str, Any] = dict.fromkeys(FIELDS)
     row["error"] = reason

@@ -5,13 +5,16 @@ plain, unit-tested Python."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
 from pyspark.sql import SparkSession
 from pyspark.sql.functions import pandas_udf
+from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from python_udfs import datastream, debezium, pgoutput, spanner
 from python_udfs.change_log import CHANGE_COLUMNS, spark_schema
@@ -151,6 +154,70 @@ def spanner_flatten_udf(declared_keys: KeyLookup):
         )
 
     return spanner_flatten
+
+
+# A landed line of a record file, before landing adds its run and time.
+RECORD_LINE = StructType(
+    [
+        StructField("source_name", StringType()),
+        StructField("file_path", StringType()),
+        StructField("line_number", LongType()),
+        StructField("line", StringType()),
+        StructField("load_error", StringType()),
+    ]
+)
+RECORD_LINE_ARROW = to_arrow_schema(RECORD_LINE)
+RecordReader = Callable[[str], Iterator[tuple[int, str | None, str | None]]]
+
+
+def record_line_batches(
+    files: Iterable[tuple[str, str]], read: RecordReader, batch_rows: int
+) -> Iterator[pa.RecordBatch]:
+    """The lines `read` decodes from each (source_name, file_path), as Arrow batches of at most
+    `batch_rows` rows: a file streams through, so memory does not grow with its size."""
+    for source_name, file_path in files:
+        pending: list[tuple[int, str | None, str | None]] = []
+        for record in read(file_path):
+            pending.append(record)
+            if len(pending) == batch_rows:
+                yield _record_line_batch(source_name, file_path, pending)
+                pending = []
+        if pending:
+            yield _record_line_batch(source_name, file_path, pending)
+
+
+def _record_line_batch(
+    source_name: str, file_path: str, records: list[tuple[int, str | None, str | None]]
+) -> pa.RecordBatch:
+    numbers, lines, errors = zip(*records, strict=True)
+    return pa.RecordBatch.from_arrays(
+        [
+            pa.array([source_name] * len(records), pa.string()),
+            pa.array([file_path] * len(records), pa.string()),
+            pa.array(numbers, pa.int64()),
+            pa.array(lines, pa.string()),
+            pa.array(errors, pa.string()),
+        ],
+        schema=RECORD_LINE_ARROW,
+    )
+
+
+def record_lines_mapper(
+    read: RecordReader, batch_rows: int = 10_000
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """For `DataFrame.mapInArrow` over (source_name, file_path) rows: record files are decoded
+    by the Python workers next to the data, never collected on the driver."""
+
+    def decode_files(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            files = zip(
+                batch.column("source_name").to_pylist(),
+                batch.column("file_path").to_pylist(),
+                strict=True,
+            )
+            yield from record_line_batches(files, read, batch_rows)
+
+    return decode_files
 
 
 def register_all(spark: SparkSession, tables_file: Path) -> None:

@@ -4,7 +4,12 @@ of one run share output files without mixing up their numbering."""
 
 from __future__ import annotations
 
+import io
+from pathlib import Path
+
+from python_udfs.datastream import avro_events
 from tests.conftest import Pipeline
+from tests.unit.test_datastream import avro_file, avro_record
 
 
 def write_bytes(pipeline: Pipeline, relative: str, content: bytes) -> str:
@@ -44,3 +49,40 @@ def test_every_line_lands_once_with_its_exact_file_and_number(java_available, tm
     # A second run lands nothing again.
     assert pipeline.cdcw("land") == 0
     assert len(pipeline.rows("cdc_raw.datastream_lines")) == len(expected)
+
+
+def test_avro_files_land_record_by_record_in_batches_beside_text_files(java_available, tmp_path):
+    """Avro files are decoded by Spark's Python workers in bounded batches: a file larger than
+    one batch keeps its record numbers, a damaged one lands as its error, the text file of the
+    same run is unaffected."""
+    pipeline = Pipeline(tmp_path)
+    big = avro_file([avro_record(f"u-{n}", n) for n in range(1, 25_002)], codec="deflate")
+    files = {
+        write_bytes(pipeline, "datastream/s0/big.avro", big): "s0",
+        write_bytes(pipeline, "datastream/s1/small.avro", avro_file([avro_record("v", 1)])): "s1",
+        write_bytes(pipeline, "datastream/s1/cut.avro", big[: len(big) // 2]): "s1",
+        write_bytes(pipeline, "datastream/s1/bad.avro", b"not avro"): "s1",
+    }
+    expected = {
+        (source, path, number, line, error)
+        for path, source in files.items()
+        for number, line, error in avro_events(io.BytesIO(Path(path).read_bytes()))
+    }
+    text = write_bytes(pipeline, "datastream/s0/t.jsonl", b'{"a": 1}\n')
+    expected.add(("s0", text, 1, '{"a": 1}', None))
+
+    assert pipeline.cdcw("land") == 0
+
+    landed = [
+        (row["source_name"], row["file_path"], row["line_number"], row["line"], row["load_error"])
+        for row in pipeline.rows("cdc_raw.datastream_lines")
+    ]
+    assert len(landed) == len(set(landed)) == len(expected)
+    assert set(landed) == expected
+    by_file = {path: sorted(n for _, p, n, _, _ in landed if p == path) for path in files}
+    assert by_file[next(iter(files))] == list(range(1, 25_002))
+    cut = [row for row in landed if row[1].endswith("cut.avro")]
+    assert any(row[4] is None for row in cut)
+    assert max(cut, key=lambda row: row[2])[4].startswith("unreadable Avro record: ")
+    [bad] = [row for row in landed if row[1].endswith("bad.avro")]
+    assert bad[2:4] == (0, None) and bad[4].startswith("unreadable Avro header: ")

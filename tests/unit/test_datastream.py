@@ -11,7 +11,7 @@ from decimal import Decimal
 import fastavro
 import pytest
 
-from python_udfs.datastream import FIELDS, avro_events, flatten_event
+from python_udfs.datastream import FIELDS, avro_events, avro_file_events, flatten_event
 from python_udfs.json_values import parse_instant_ns, pos_instant
 
 STREAM = "orders-stream"
@@ -1246,3 +1246,9 @@ def test_avro_record_with_an_unconvertible_value_does_not_stop_the_file():
     assert [(number, line is None) for number, line, _ in events] == [(1, True), (2, False)]
     assert events[0][2].startswith("unconvertible Avro record: ")
     assert flatten_event(events[1][1], STREAM)["event_id"] == "u-2"
+
+
+def test_avro_file_that_cannot_be_opened_is_one_error(tmp_path):
+    ((number, line, reason),) = list(avro_file_events(str(tmp_path / "gone.avro")))
+    assert (number, line) == (0, None)
+    assert reason.startswith("unreadable file: ")

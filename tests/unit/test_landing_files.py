@@ -1,8 +1,9 @@
-"""Which files a landing run picks up (no Spark needed for the listing)."""
+"""Which files a landing run picks up, and how record files stream (no Spark needed)."""
 
 from __future__ import annotations
 
 from cdc_warehouse.landing import FAMILIES, count_unsupported_files, list_family_files
+from python_udfs.registry import record_line_batches
 
 DATASTREAM = next(family for family in FAMILIES if family.name == "datastream")
 
@@ -41,3 +42,57 @@ def test_files_of_families_not_processed_yet_are_counted(tmp_path):
     touch(tmp_path / "datastream/orders/a.jsonl")
     touch(tmp_path / "unknownfamily/slot/a.jsonl")
     assert count_unsupported_files(tmp_path) == 1
+
+
+def test_record_files_stream_through_in_bounded_batches_keeping_their_numbers():
+    lengths = {"a.avro": 9, "b.avro": 0, "c.avro": 4}
+    consumed: list[str] = []
+
+    def read(path: str):
+        for number in range(1, lengths[path] + 1):
+            consumed.append(path)
+            yield number, f"{path}#{number}", None
+        if path == "b.avro":
+            yield 0, None, "unreadable Avro header"
+
+    files = [("s1", "a.avro"), ("s2", "b.avro"), ("s1", "c.avro")]
+    batches = record_line_batches(files, read, batch_rows=4)
+    first = next(batches)
+    # The first batch leaves before the file is read to its end: nothing holds a whole file.
+    assert first.num_rows == 4 and len(consumed) <= 5
+    rows = first.to_pylist() + [row for batch in batches for row in batch.to_pylist()]
+    expected = [
+        {
+            "source_name": source,
+            "file_path": path,
+            "line_number": n,
+            "line": f"{path}#{n}",
+            "load_error": None,
+        }
+        for source, path in files
+        for n in range(1, lengths[path] + 1)
+    ]
+    expected.insert(
+        9,
+        {
+            "source_name": "s2",
+            "file_path": "b.avro",
+            "line_number": 0,
+            "line": None,
+            "load_error": "unreadable Avro header",
+        },
+    )
+    assert rows == expected
+
+
+def test_batches_never_mix_files_or_exceed_the_limit():
+    def read(path: str):
+        return ((n, path, None) for n in range(1, 7))
+
+    batches = list(record_line_batches([("s", "x"), ("s", "y")], read, batch_rows=4))
+    assert [(b.num_rows, set(b.column("file_path").to_pylist())) for b in batches] == [
+        (4, {"x"}),
+        (2, {"x"}),
+        (4, {"y"}),
+        (2, {"y"}),
+    ]
