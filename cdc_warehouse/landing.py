@@ -171,8 +171,6 @@ def _text_lines(
     spark: SparkSession,
     files: list[tuple[str, Path]],
     sizes: dict[Path, int],
-    run: int,
-    landed_at: datetime,
 ) -> DataFrame:
     """Spark streams each file line by line (memory does not grow with file size), one file per
     partition, so a line's position in its partition is its exact line number; blank lines carry
@@ -197,8 +195,6 @@ def _text_lines(
             F.col("line_number").cast("bigint"),
             "line",
             F.lit(None).cast("string").alias("load_error"),
-            F.lit(landed_at).alias("landed_at"),
-            F.lit(run).cast("bigint").alias("landing_run"),
         )
         .coalesce(_output_files(files, sizes))
     )
@@ -209,26 +205,14 @@ def _record_lines(
     files: list[tuple[str, Path]],
     sizes: dict[Path, int],
     reader: RecordReader,
-    run: int,
-    landed_at: datetime,
 ) -> DataFrame:
     """Record files are decoded by Spark's Python workers, each file streamed in bounded
     batches: neither the driver nor a worker holds a whole file, and files share the cores."""
     paths = spark.createDataFrame(
         [(source, str(path)) for source, path in files], "source_name string, file_path string"
     )
-    return (
-        paths.repartition(_output_files(files, sizes))
-        .mapInArrow(record_lines_mapper(reader), RECORD_LINE)
-        .select(
-            "source_name",
-            "file_path",
-            "line_number",
-            "line",
-            "load_error",
-            F.lit(landed_at).alias("landed_at"),
-            F.lit(run).cast("bigint").alias("landing_run"),
-        )
+    return paths.repartition(_output_files(files, sizes)).mapInArrow(
+        record_lines_mapper(reader), RECORD_LINE
     )
 
 
@@ -253,14 +237,20 @@ def land(spark: SparkSession, landing_root: Path) -> LandingReport:
         frames = []
         text_files = [f for f in new_files if f[1].name.endswith(family.text_suffixes)]
         if text_files:
-            frames.append(_text_lines(spark, text_files, sizes, run, landed_at))
+            frames.append(_text_lines(spark, text_files, sizes))
         for suffix, reader in family.record_readers.items():
             record_files = [f for f in new_files if f[1].name.endswith(suffix)]
             if record_files:
-                frames.append(_record_lines(spark, record_files, sizes, reader, run, landed_at))
-        batch = frames[0]
+                frames.append(_record_lines(spark, record_files, sizes, reader))
+        lines = frames[0]
         for frame in frames[1:]:
-            batch = batch.unionByName(frame)
+            lines = lines.unionByName(frame)
+        # insertInto matches columns by position: the raw tables end with these two.
+        batch = lines.select(
+            *RECORD_LINE.fieldNames(),
+            F.lit(landed_at).alias("landed_at"),
+            F.lit(run).cast("bigint").alias("landing_run"),
+        )
         with _one_partition_per_file(spark, max(sizes.values())):
             batch.write.insertInto(family.table)
         total_lines += spark.table(family.table).where(F.col("landing_run") == run).count()

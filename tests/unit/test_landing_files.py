@@ -44,7 +44,7 @@ def test_files_of_families_not_processed_yet_are_counted(tmp_path):
     assert count_unsupported_files(tmp_path) == 1
 
 
-def test_record_files_stream_through_in_bounded_batches_keeping_their_numbers():
+def test_record_files_stream_through_in_bounded_single_file_batches_keeping_their_numbers():
     lengths = {"a.avro": 9, "b.avro": 0, "c.avro": 4}
     consumed: list[str] = []
 
@@ -60,7 +60,16 @@ def test_record_files_stream_through_in_bounded_batches_keeping_their_numbers():
     first = next(batches)
     # The first batch leaves before the file is read to its end: nothing holds a whole file.
     assert first.num_rows == 4 and len(consumed) <= 5
-    rows = first.to_pylist() + [row for batch in batches for row in batch.to_pylist()]
+    batches = [first, *batches]
+    # A batch never mixes files nor exceeds the limit.
+    assert [(b.num_rows, set(b.column("file_path").to_pylist())) for b in batches] == [
+        (4, {"a.avro"}),
+        (4, {"a.avro"}),
+        (1, {"a.avro"}),
+        (1, {"b.avro"}),
+        (4, {"c.avro"}),
+    ]
+    rows = [row for batch in batches for row in batch.to_pylist()]
     expected = [
         {
             "source_name": source,
@@ -83,16 +92,3 @@ def test_record_files_stream_through_in_bounded_batches_keeping_their_numbers():
         },
     )
     assert rows == expected
-
-
-def test_batches_never_mix_files_or_exceed_the_limit():
-    def read(path: str):
-        return ((n, path, None) for n in range(1, 7))
-
-    batches = list(record_line_batches([("s", "x"), ("s", "y")], read, batch_rows=4))
-    assert [(b.num_rows, set(b.column("file_path").to_pylist())) for b in batches] == [
-        (4, {"x"}),
-        (2, {"x"}),
-        (4, {"y"}),
-        (2, {"y"}),
-    ]
