@@ -103,11 +103,26 @@ def normalize(value: Any) -> Any:
 # One encoder for every call: json.dumps with options builds a new JSONEncoder each time, a
 # measurable share of the flatten UDFs' time (docs/benchmarks.md).
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+_encode_string = json.encoder.encode_basestring
 
 
 def canonical_json(value: Any) -> str:
-    """Serialise `value` canonically: equal values give equal text, so text can be compared."""
-    return _CANONICAL.encode(normalize(value))
+    """Serialise `value` canonically: equal values give equal text, so text can be compared.
+
+    Most cells are scalars: they skip the encoder's per-call setup (a third of a Datastream
+    line's flatten time, docs/benchmarks.md) and are spelled as the encoder spells them."""
+    normal = normalize(value)
+    if isinstance(normal, str):
+        return _encode_string(normal)
+    if normal is None:
+        return "null"
+    if isinstance(normal, bool):
+        return "true" if normal else "false"
+    if isinstance(normal, int):
+        return int.__repr__(normal)
+    if isinstance(normal, float):
+        return float.__repr__(normal)  # finite: normalize spells NaN and the infinities
+    return _CANONICAL.encode(normal)
 
 
 def parse_instant_ns(value: Any) -> int:

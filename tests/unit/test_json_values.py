@@ -172,6 +172,35 @@ def test_canonical_json_is_stable_when_landed_again(value):
     assert canonical_json(reparse(value)) == first
 
 
+@pytest.mark.parametrize(
+    "value",
+    [
+        None,
+        True,
+        False,
+        0,
+        -(2**53),
+        2**53 + 1,
+        0.1,
+        -0.0,
+        1e-7,
+        1.5e300,
+        Decimal("2.50"),
+        Decimal("1E+2"),
+        float("inf"),
+        "",
+        'quote " back \\ slash',
+        "tab\tnewline\ncontrol\x01 del\x7f",
+        "é ü 中文 😀",
+        "lone \ud800 surrogate",
+        dt.date(2024, 2, 29),
+        b"\x00\xff",
+    ],
+)
+def test_canonical_json_spells_a_scalar_as_inside_a_document(value):
+    assert canonical_json(value) == canonical_json([value])[1:-1]
+
+
 # --- instants ----------------------------------------------------------------------------
 
 NOON_NS = 1_709_208_000 * 10**9  # 2024-02-29T12:00:00Z
