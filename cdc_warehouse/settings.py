@@ -19,7 +19,8 @@ TARGETS = (LOCAL, CLUSTER, CONNECT)
 # Masters of the `cluster` target; `local` and `local[N]` belong to the `local` target.
 CLUSTER_MASTERS = ("spark://", "yarn", "k8s://", "local-cluster[")
 DEFAULT_LOCAL_MASTER = "local[2]"
-DEFAULT_DRIVER_MEMORY = "6g"
+# A 10M-event full build passes in it with the driver process under 4 GB (docs/benchmarks.md).
+DEFAULT_DRIVER_MEMORY = "2560m"
 
 # JDBC metastores whose driver class (and, for PostgreSQL, Debian's jar) we know.
 JDBC_DRIVERS = {
