@@ -255,6 +255,25 @@ def test_parse_instant_ns_compares_instants_not_text():
         assert parse_instant_ns(earlier) < parse_instant_ns(later), (earlier, later)
 
 
+def test_parse_instant_ns_agrees_with_datetime_arithmetic():
+    rng = random.Random(7)
+    for _ in range(2000):
+        wall = dt.datetime(1, 1, 2) + dt.timedelta(
+            seconds=rng.randrange(315_000_000_000), microseconds=rng.randrange(10**6)
+        )
+        nanos = rng.randrange(1000)
+        offset_minutes = rng.randrange(-23 * 60, 23 * 60 + 1)
+        text = (
+            f"{wall.year:04d}-{wall.month:02d}-{wall.day:02d}T{wall.hour:02d}:{wall.minute:02d}:"
+            f"{wall.second:02d}.{wall.microsecond:06d}{nanos:03d}"
+            f"{'-' if offset_minutes < 0 else '+'}"
+            f"{abs(offset_minutes) // 60:02d}:{abs(offset_minutes) % 60:02d}"
+        )
+        utc = wall - dt.timedelta(minutes=offset_minutes)
+        expected_micros = (utc - dt.datetime(1970, 1, 1)) // dt.timedelta(microseconds=1)
+        assert parse_instant_ns(text) == expected_micros * 1000 + nanos, text
+
+
 @pytest.mark.parametrize(
     "value",
     [
@@ -265,6 +284,9 @@ def test_parse_instant_ns_compares_instants_not_text():
         "2023-02-29T00:00:00Z",
         "2024-13-01T00:00:00Z",
         "2024-01-01T24:00:00Z",
+        "2024-01-01T23:60:00Z",
+        "2024-01-01T23:59:60Z",
+        "0000-01-01T00:00:00Z",
         "2024-01-01T00:00:00.Z",
         "2024-01-01T00:00:00.1234567890Z",
         "2024-01-01T00:00:00+25:00",
