@@ -74,7 +74,7 @@
             end as mono_ts,
             not is_context
             and op != 'delete'
-            and exists(map_values(row_image), v -> v is null) as has_unknown_values
+            and {{ image_has_unknown_values('row_image') }} as has_unknown_values
         from (
             -- The first delivery of an event is the one ordered first among its copies;
             -- ordering the copies side by side under the key keeps one shuffle for the chain.

@@ -24,3 +24,9 @@
 {% macro unavailable_columns_of_image(image) -%}
     array_sort(map_keys(map_filter({{ image }}, (k, v) -> v is null)))
 {%- endmacro %}
+
+
+{#- Whether a row image leaves a column unknown (an unchanged TOAST value, a partial image). -#}
+{% macro image_has_unknown_values(image) -%}
+    exists(map_values({{ image }}), v -> v is null)
+{%- endmacro %}

@@ -15,13 +15,46 @@ with change_log as (
     select * from {{ ref('int_cdc__change_log') }}
 ),
 
-incomplete_images as (
+halves as (
+    -- The changes that can be half of a succession.
     select * from change_log
-    where op in ('insert', 'update') and exists(map_values(row_image), v -> v is null)
+    where
+        op = 'delete'
+        or op in ('insert', 'update') and {{ image_has_unknown_values('row_image') }}
+),
+
+new_half_positions as (
+    -- A new succession has a new half at its position, so a run pairs only the halves there
+    -- (the landing_run filter skips the change log's older files by their statistics).
+    select distinct
+        source_system,
+        source_name,
+        source_table,
+        txn_id,
+        sort_pos
+    from halves
+    where landing_run > {{ processed_through }}
+),
+
+candidate_halves as (
+    select halves.*
+    from halves
+    left semi join new_half_positions
+        on
+            halves.source_system = new_half_positions.source_system
+            and halves.source_name = new_half_positions.source_name
+            and halves.source_table = new_half_positions.source_table
+            and halves.txn_id = new_half_positions.txn_id
+            and halves.sort_pos = new_half_positions.sort_pos
+),
+
+incomplete_images as (
+    select * from candidate_halves
+    where op != 'delete'
 ),
 
 deletes as (
-    select * from change_log
+    select * from candidate_halves
     where op = 'delete'
 ),
 
