@@ -22,21 +22,31 @@ new_transactions as (
     where landing_run > {{ processed_through }}
 ),
 
+messages_since_restarts as (
+    -- A transaction's content lies after its last restart, and a log position starts with
+    -- its landing run: the runs before the new transactions' earliest restart are not read.
+    select * from messages
+    where
+        landing_run >= (
+            select min(coalesce(restart_position.landing_run, -1)) from new_transactions
+        )
+),
+
 transaction_messages as (
     select
-        messages.*,
+        messages_since_restarts.*,
         new_transactions.commit_lsn as transaction_commit_lsn,
         new_transactions.commit_ts as transaction_commit_ts,
         new_transactions.landing_run as commit_landing_run
-    from messages
+    from messages_since_restarts
     inner join new_transactions
         on
-            messages.source_name = new_transactions.source_name
-            and messages.txn_xid = new_transactions.txn_xid
-            and messages.log_position < new_transactions.commit_position
+            messages_since_restarts.source_name = new_transactions.source_name
+            and messages_since_restarts.txn_xid = new_transactions.txn_xid
+            and messages_since_restarts.log_position < new_transactions.commit_position
             and (
                 new_transactions.restart_position is null
-                or messages.log_position > new_transactions.restart_position
+                or messages_since_restarts.log_position > new_transactions.restart_position
             )
 ),
 
