@@ -111,8 +111,8 @@ _encode_string = json.encoder.encode_basestring
 def canonical_json(value: Any) -> str:
     """Serialise `value` canonically: equal values give equal text, so text can be compared.
 
-    Most cells are scalars: they skip the encoder's per-call setup (a third of a Datastream
-    line's flatten time, docs/benchmarks.md) and are spelled as the encoder spells them."""
+    Most cells are scalars: they skip the encoder's per-call setup (~9% of a Datastream line's
+    flatten time, docs/benchmarks.md item 21) and are spelled as the encoder spells them."""
     normal = normalize(value)
     if isinstance(normal, str):
         return _encode_string(normal)
