@@ -11,7 +11,6 @@ import datetime as dt
 import json
 import re
 from collections.abc import Callable, Iterator
-from decimal import Decimal
 from typing import IO, Any
 
 import fastavro
@@ -19,6 +18,7 @@ import fastavro
 from python_udfs.change_log import FIELDS as CHANGE_FIELDS
 from python_udfs.json_values import (
     canonical_json,
+    loads_exact,
     normalize,
     parse_instant_ns,
     pos_instant,
@@ -160,7 +160,7 @@ def _flatten(line: Any, source_name: str, declared_keys: KeyLookup | None) -> di
     if not isinstance(line, (str, bytes)):
         raise _BadEvent("malformed JSON: no text")
     try:
-        event = json.loads(line, parse_float=Decimal)
+        event = loads_exact(line)
     except ValueError as exc:
         raise _BadEvent(f"malformed JSON: {exc}") from None
     if not isinstance(event, dict):
@@ -470,7 +470,7 @@ def _from_avro(schema: Any, value: Any, names: dict[str, Any]) -> Any:
     if kind == "array":
         return [_from_avro(schema["items"], item, names) for item in value]
     if schema.get("logicalType") == "json" and isinstance(value, str):
-        return json.loads(value, parse_float=Decimal)
+        return loads_exact(value)
     return value
 
 

@@ -25,6 +25,7 @@ from python_udfs.json_values import (
     JsonDocument,
     canonical_json,
     format_instant_micros,
+    loads_exact,
     normalize,
     parse_instant_ns,
     parse_json_document,
@@ -215,7 +216,7 @@ def _embedded(record: dict[str, Any], field: str) -> tuple[dict[str, Any] | None
     if not isinstance(text, str):
         raise _BadRecord(f"{field} is not a JSON string")
     try:
-        document = json.loads(text, parse_float=Decimal)
+        document = loads_exact(text)
     except ValueError as exc:
         raise _BadRecord(f"{field} is not JSON: {exc}") from None
     if (

@@ -14,6 +14,7 @@ import json
 import math
 import re
 import uuid
+from collections.abc import Callable
 from decimal import ROUND_FLOOR, Decimal, InvalidOperation
 from typing import Any
 
@@ -55,11 +56,28 @@ def _no_json_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def _loads_with(**options: Any) -> Callable[[str | bytes], Any]:
+    """json.loads(text, **options) with one decoder: json.loads builds a new one on every call
+    that passes options, a measurable share of a short line's decoding."""
+    decoder = json.JSONDecoder(**options)
+
+    def loads(text: str | bytes) -> Any:
+        if isinstance(text, str) and not text.startswith("\ufeff"):
+            return decoder.decode(text)
+        # bytes (encoding detection) and a leading BOM (its own error) as json.loads has them
+        return json.loads(text, **options)
+
+    return loads
+
+
+# Numbers with a fraction as Decimal: NUMERIC values written as JSON numbers stay exact.
+loads_exact = _loads_with(parse_float=Decimal)
+_loads_document = _loads_with(parse_float=_finite_json_float, parse_constant=_no_json_constant)
+
+
 def parse_json_document(text: str) -> JsonDocument:
     """Parse a JSON column's text; ValueError for anything that is not JSON (NaN included)."""
-    return JsonDocument(
-        json.loads(text, parse_float=_finite_json_float, parse_constant=_no_json_constant)
-    )
+    return JsonDocument(_loads_document(text))
 
 
 def normalize(value: Any) -> Any:

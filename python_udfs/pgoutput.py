@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import binascii
 import datetime as dt
+import functools
 import json
 import math
 import re
@@ -20,6 +21,7 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
+from python_udfs.change_log import CHANGE_COLUMNS
 from python_udfs.json_values import JsonDocument, canonical_json, parse_json_document
 from python_udfs.table_settings import KeyLookup
 
@@ -750,6 +752,11 @@ def parse_lsn(text: str) -> int:
     return (int(high, 16) << 32) + int(low, 16)
 
 
+# json.dumps(..., ensure_ascii=False) with one encoder: json.dumps builds one per call given
+# options, and every row message has one or two tuples.
+_dumps = json.JSONEncoder(ensure_ascii=False).encode
+
+
 def _tuple_json(tuple_data: TupleData | None) -> str | None:
     if tuple_data is None:
         return None
@@ -759,7 +766,7 @@ def _tuple_json(tuple_data: TupleData | None) -> str | None:
             return None
         return base64.b64encode(raw).decode("ascii") if kind == "b" else raw.decode("utf-8")
 
-    return json.dumps([[kind, text(kind, raw)] for kind, raw in tuple_data], ensure_ascii=False)
+    return _dumps([[kind, text(kind, raw)] for kind, raw in tuple_data])
 
 
 def message_row(line: str, in_stream: bool) -> dict[str, Any]:
@@ -784,7 +791,7 @@ def message_row(line: str, in_stream: bool) -> dict[str, Any]:
     own_xid = message.get("xid") if kind in _OWN_XID_KINDS else None
     relation = None
     if kind == "relation":
-        relation = json.dumps(
+        relation = _dumps(
             {
                 "namespace": message["namespace"],
                 "name": message["relation_name"],
@@ -792,8 +799,7 @@ def message_row(line: str, in_stream: bool) -> dict[str, Any]:
                     {"name": c["name"], "is_key": c["is_key"], "type_oid": c["type_oid"]}
                     for c in message["columns"]
                 ],
-            },
-            ensure_ascii=False,
+            }
         )
     return {
         "error": None,
@@ -815,22 +821,35 @@ def message_row(line: str, in_stream: bool) -> dict[str, Any]:
     }
 
 
-def _image(columns: list[dict[str, Any]], tuple_json: str) -> dict[str, str | None]:
+# A Relation's columns as (name, is_key, type_oid).
+RelationColumns = tuple[tuple[str, bool, int], ...]
+
+
+@functools.lru_cache(maxsize=1024)
+def _relation_shape(relation_json: str) -> tuple[str, RelationColumns]:
+    """A Relation message's table and columns. Every change of a relation carries the same
+    text, so it is parsed once, not once per change."""
+    relation = json.loads(relation_json)
+    columns = tuple((c["name"], c["is_key"], c["type_oid"]) for c in relation["columns"])
+    return f"{relation['namespace']}.{relation['name']}", columns
+
+
+def _image(columns: RelationColumns, tuple_json: str) -> dict[str, str | None]:
     """Column -> canonical JSON text of its value; None where the value is unchanged TOAST."""
     values = json.loads(tuple_json)
     if len(values) != len(columns):
         raise ValueError(f"tuple has {len(values)} columns, relation has {len(columns)}")
     image: dict[str, str | None] = {}
-    for column, (kind, text) in zip(columns, values, strict=True):
+    for (name, _, type_oid), (kind, text) in zip(columns, values, strict=True):
         if text is None:
             raw = None
         else:
             raw = base64.b64decode(text) if kind == "b" else text.encode("utf-8")
         try:
-            known, value = typed_value(kind, raw, column["type_oid"])
+            known, value = typed_value(kind, raw, type_oid)
         except ValueError as exc:
-            raise ValueError(f"column {column['name']!r}: {exc}") from None
-        image[column["name"]] = value if known else None
+            raise ValueError(f"column {name!r}: {exc}") from None
+        image[name] = value if known else None
     return image
 
 
@@ -840,7 +859,7 @@ def _key_json(image: dict[str, str | None], key_columns: list[str]) -> str:
         value = image.get(name)
         if value is None:
             raise ValueError(f"key column {name!r} has no value")
-        parts.append(f"{json.dumps(name, ensure_ascii=False)}:{value}")
+        parts.append(f"{canonical_json(name)}:{value}")
     return "{" + ",".join(parts) + "}"
 
 
@@ -862,16 +881,14 @@ def change_rows(
     try:
         if relation_json is None:
             raise ValueError("no Relation message for this relation before the change")
-        relation = json.loads(relation_json)
-        table = f"{relation['namespace']}.{relation['name']}"
+        table, columns = _relation_shape(relation_json)
         if kind == "truncate":
             return [_row(table, None, "truncate", {})]
         if kind not in _CHANGE_KINDS:
             raise ValueError(f"not a row change: {kind}")
-        columns = relation["columns"]
         declared = declared_keys("pgoutput", source_name, table) if declared_keys else None
-        key_columns = declared or [c["name"] for c in columns if c["is_key"]]
-        key_columns = key_columns or [c["name"] for c in columns]
+        key_columns = declared or [name for name, is_key, _ in columns if is_key]
+        key_columns = key_columns or [name for name, _, _ in columns]
         old = _image(columns, old_tuple_json) if old_tuple_json else None
         if kind == "delete":
             if old is None:
@@ -891,6 +908,14 @@ def change_rows(
         return [_row(table, new_key, kind, new)]
     except (ValueError, KeyError, TypeError) as exc:
         return [{"error": str(exc) or type(exc).__name__}]
+
+
+# The fields of a change row; an error row holds `error` only.
+CHANGE_ROW_COLUMNS = tuple(
+    (name, data_type)
+    for name, data_type in CHANGE_COLUMNS
+    if name in {"error", "source_table", "key_json", "op", "row_image"}
+)
 
 
 def _row(table: str, key_json: str | None, op: str, image: dict[str, str | None]) -> dict:

@@ -4,7 +4,6 @@ plain, unit-tested Python."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,7 @@ PGOUTPUT_MESSAGE = (
     "relation_oid bigint, relation_json string, old_kind string, old_tuple_json string, "
     "new_tuple_json string, truncate_oids array<bigint>"
 )
+PGOUTPUT_CHANGES = f"array<struct<{spark_schema(pgoutput.CHANGE_ROW_COLUMNS)}>>"
 
 
 def guarded(parse: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
@@ -112,10 +112,11 @@ def pgoutput_message_udf():
 
 
 def pgoutput_changes_udf(declared_keys: KeyLookup):
-    """Returns JSON text (parsed with from_json in SQL): one message may make two changes."""
+    """One message may make two changes (a primary key change), so each row gets a list."""
     rows = guarded_list(pgoutput.change_rows)
+    names = [name for name, _ in pgoutput.CHANGE_ROW_COLUMNS]
 
-    @pandas_udf("string")
+    @pandas_udf(PGOUTPUT_CHANGES)
     def pgoutput_changes(
         relations: pd.Series,
         kinds: pd.Series,
@@ -126,7 +127,7 @@ def pgoutput_changes_udf(declared_keys: KeyLookup):
     ) -> pd.Series:
         return pd.Series(
             [
-                json.dumps(rows(*args, declared_keys), ensure_ascii=False)
+                [{name: row.get(name) for name in names} for row in rows(*args, declared_keys)]
                 for args in zip(
                     relations, kinds, old_kinds, old_tuples, new_tuples, source_names, strict=True
                 )

@@ -28,6 +28,7 @@ from python_udfs.json_values import (
     JsonDocument,
     canonical_json,
     format_instant_micros,
+    loads_exact,
     normalize,
     parse_instant_ns,
     parse_json_document,
@@ -130,7 +131,7 @@ def _line_document(line: Any) -> dict[str, Any]:
         raise _BadLine("malformed line JSON: no text")
     try:
         # Decimal keeps NUMERIC values written as JSON numbers exact.
-        document = json.loads(line, parse_float=Decimal)
+        document = loads_exact(line)
     except ValueError as exc:
         raise _BadLine(f"malformed line JSON: {exc}") from None
     if not isinstance(document, dict):
@@ -432,7 +433,7 @@ def _typed_values(raw: Any, what: str, types: dict[str, dict[str, Any] | None]) 
         return {}
     if isinstance(raw, str):  # a JSON column, written as text by some exports
         try:
-            raw = json.loads(raw, parse_float=Decimal)
+            raw = loads_exact(raw)
         except ValueError:
             raise ValueError(f"{what} is not JSON: {_shown(raw)}") from None
     if not isinstance(raw, dict):

@@ -131,17 +131,13 @@ typed_changes as (
     select
         described_changes.*,
         explode(
-            from_json(
-                pgoutput_changes(
-                    described_changes.relation_definition,
-                    described_changes.kind,
-                    described_changes.old_kind,
-                    described_changes.old_tuple_json,
-                    described_changes.new_tuple_json,
-                    described_changes.source_name
-                ),
-                'array<struct<error: string, source_table: string, key_json: string, '
-                || 'op: string, row_image: map<string, string>>>'
+            pgoutput_changes(
+                described_changes.relation_definition,
+                described_changes.kind,
+                described_changes.old_kind,
+                described_changes.old_tuple_json,
+                described_changes.new_tuple_json,
+                described_changes.source_name
             )
         ) as typed_change
     from described_changes

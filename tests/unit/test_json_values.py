@@ -13,6 +13,7 @@ import pytest
 from python_udfs.json_values import (
     canonical_json,
     format_instant_micros,
+    loads_exact,
     normalize,
     parse_instant_ns,
     parse_json_document,
@@ -118,6 +119,39 @@ def test_json_document_is_kept_as_the_value_itself():
 def test_json_document_rejects_what_json_is_not(text):
     with pytest.raises(ValueError):
         parse_json_document(text)
+
+
+def _outcome(loads, text):
+    try:
+        return "value", loads(text)
+    except Exception as exc:  # the error itself is what is compared
+        return type(exc), str(exc)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"n": 1.10, "i": 12345678901234567890, "s": "\u00e9", "l": [0.1, -2e-3]}',
+        b'{"n": 1.10, "s": "\xc3\xa9"}',
+        '{"a": 1.5}'.encode("utf-16"),
+        "\ufeff{}",
+        "{bad",
+        '{"a": 1} trailing',
+        "",
+        "NaN",
+        None,
+    ],
+)
+def test_loads_exact_behaves_as_json_loads_with_decimals(text):
+    # It reuses one decoder; bytes, a BOM and every error must still come out as json.loads has
+    # them, because error messages reach the quarantine.
+    expected = _outcome(lambda t: json.loads(t, parse_float=Decimal), text)
+    assert _outcome(loads_exact, text) == expected
+
+
+def test_loads_exact_keeps_fractions_exact():
+    document = loads_exact('{"n": 1.10, "x": 0.1}')
+    assert [str(document["n"]), str(document["x"])] == ["1.10", "0.1"]
 
 
 def test_normalize_temporal_bytes_uuid_and_containers():
