@@ -1,16 +1,43 @@
 {#- `cdcw run`, the scheduled job, sets var cdc_test_from_landing_run to the first landing run
-    its build processes: the tests of cdc_history and cdc_current then read only the rows the
-    build rewrote (the keys it recomputed; a carried row is unchanged and was tested when it was
-    written, docs/decisions/003). Without the var (any `cdcw dbt test`, a full refresh) they
-    read everything. -#}
+    its build processes: the tests of the models that follow cdc_history (cdc_history,
+    cdc_current and the typed views over them) then read only the rows the build rewrote (the
+    keys it recomputed; a carried row is unchanged and was tested when it was written,
+    docs/decisions/003), and the Spanner tests read only the changes it applied. Without the
+    var (any `cdcw dbt test`, a full refresh) they read everything. -#}
+
+{#- Whether a relation's rows carry last_landing_run from cdc_history: the two marts and every
+    typed model (one with meta.cdc_source). `graph` is empty while dbt parses. -#}
+{% macro follows_cdc_history(relation) -%}
+    {%- if relation.identifier in ['cdc_history', 'cdc_current'] -%}
+        {{ return(true) }}
+    {%- endif -%}
+    {%- for node in graph.get('nodes', {}).values() -%}
+        {%- if node.resource_type == 'model' and node.alias == relation.identifier
+            and node.config.meta.get('cdc_source') -%}
+            {{ return(true) }}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return(false) }}
+{%- endmacro %}
+
+
+{#- A filter on a landing-run column: the rows the build under test wrote, or all rows. -#}
+{% macro written_by_build_under_test(landing_run) -%}
+    {%- set from_run = var('cdc_test_from_landing_run', none) -%}
+    {%- if from_run is none -%}
+        {{ return('true') }}
+    {%- endif -%}
+    {{ return(landing_run ~ ' >= ' ~ (from_run | int)) }}
+{%- endmacro %}
+
 
 {% macro rows_under_test(relation) -%}
-    {%- set from_run = var('cdc_test_from_landing_run', none) -%}
-    {%- if from_run is none or relation.identifier not in ['cdc_history', 'cdc_current'] -%}
+    {%- if var('cdc_test_from_landing_run', none) is none or not follows_cdc_history(relation) -%}
         {{ return(relation) }}
     {%- endif -%}
     {{ return(
-        "(select * from " ~ relation ~ " where last_landing_run >= " ~ (from_run | int) ~ ")"
+        "(select * from " ~ relation ~ " where "
+        ~ written_by_build_under_test('last_landing_run') ~ ")"
     ) }}
 {%- endmacro %}
 

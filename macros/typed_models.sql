@@ -44,12 +44,12 @@
         {%- endif -%}
     {%- endfor -%}
     {%- set declared_names = columns | map(attribute='name') | list -%}
+    {#- json_object_keys reads only the top-level names, without building each row's map. -#}
     {%- if execute and source.source_system -%}
     {%- set seen = run_query(
         "select distinct column_name from " ~ state_relation
-        ~ " lateral view explode(map_keys(from_json(row_json, 'map<string,string>')))"
-        ~ " seen_columns as column_name where " ~ typed_source_filter(source)
-        ~ " order by 1"
+        ~ " lateral view explode(json_object_keys(row_json)) seen_columns as column_name"
+        ~ " where " ~ typed_source_filter(source) ~ " order by 1"
     ) -%}
         {%- for name in seen.columns[0].values() -%}
             {%- if name not in declared_names and name not in system_columns -%}
@@ -83,7 +83,7 @@ select * from final
     {{ typed_table(
         ref('cdc_current'),
         ['source_name', 'key_json', 'row_json', 'unavailable_columns', 'last_op',
-         'last_committed_at']
+         'last_committed_at', 'last_landing_run']
     ) }}
 {%- endmacro %}
 
@@ -92,7 +92,7 @@ select * from final
     {{ typed_table(
         ref('cdc_history'),
         ['source_name', 'key_json', 'row_json', 'unavailable_columns', 'op', 'valid_from',
-         'valid_to', 'is_current']
+         'valid_to', 'is_current', 'last_landing_run']
     ) }}
 {%- endmacro %}
 

@@ -1,11 +1,17 @@
 -- Spanner: a child partition's changes apply only once all its known parents have finished
--- (a parent never landed nor announced cannot be waited for).
-with applied_records as (
+-- (a parent never landed nor announced cannot be waited for). Under `cdcw run`, only the
+-- changes its build applied.
+with applied_changes as (
+    select * from {{ ref('int_spanner__changes') }}
+    where {{ written_by_build_under_test('landing_run') }}
+),
+
+applied_records as (
     select distinct
         records.source_name,
         records.partition_token
     from {{ ref('int_spanner__records') }} as records
-    left semi join {{ ref('int_spanner__changes') }} as applied_changes
+    left semi join applied_changes
         on
             records.source_name = applied_changes.source_name
             and records.event_id = applied_changes.event_id

@@ -1,27 +1,34 @@
 """`cdcw run` tests the rows its build rewrote, `cdcw dbt test` tests everything: a corrupt
-history or current row of a key the run did not change passes the first and fails the second."""
+history or current row of a key the run did not change, a typed row that does not fit its type
+and a Spanner change applied before its parent partition finished, all from an earlier run,
+pass the first and fail the second."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import functions as F
 
 from tests.conftest import Pipeline
 
 DBT_VARS = ("--vars", "{cdc_keys_per_partition: 2}")
+UNTOUCHED_COHORT = 7
 
 
-def mysql_event(item_id: int, name: str, position: int) -> str:
+def mysql_event(position: int, payload: dict[str, Any], table: str = "items") -> str:
     return json.dumps(
         {
             "stream_name": "projects/p/locations/l/streams/mysql-shop",
             "read_method": "mysql-cdc-binlog",
-            "object": "shop_items",
-            "uuid": f"u-{item_id}-{position}",
+            "object": f"shop_{table}",
+            "uuid": f"u-{table}-{payload['id']}-{position}",
             "read_timestamp": "2024-05-01T10:00:00Z",
             "source_timestamp": f"2024-05-01T10:00:{position:02d}Z",
             "sort_keys": [1714557600000 + position * 1000, "mysql-bin.000001", position],
             "source_metadata": {
-                "table": "items",
+                "table": table,
                 "database": "shop",
                 "primary_keys": ["id"],
                 "log_file": "mysql-bin.000001",
@@ -29,9 +36,13 @@ def mysql_event(item_id: int, name: str, position: int) -> str:
                 "change_type": "INSERT" if position < 10 else "UPDATE-INSERT",
                 "is_deleted": False,
             },
-            "payload": {"id": item_id, "name": name},
+            "payload": payload,
         }
     )
+
+
+def item_event(item_id: int, name: str, position: int) -> str:
+    return mysql_event(position, {"id": item_id, "name": name})
 
 
 def land_wave(pipeline: Pipeline, name: str, lines: list[str]) -> None:
@@ -40,31 +51,115 @@ def land_wave(pipeline: Pipeline, name: str, lines: list[str]) -> None:
     target.write_text("\n".join(lines) + "\n")
 
 
+def insert_row(spark, table: str, **values: Any) -> None:
+    """One row into a table, the columns not given NULL."""
+    schema = spark.table(table).schema
+    row = {field.name: values.pop(field.name, None) for field in schema.fields}
+    assert not values, f"{table} has no columns {sorted(values)}"
+    spark.createDataFrame([row], schema).write.insertInto(table)
+
+
+def copy_with_misfit_stock(spark, table: str) -> None:
+    """Product 101's row again as product 102, its stock not an int, in a cohort no run
+    rewrites."""
+    misfit = (
+        spark.table(table)
+        .where("source_table = 'shop.products'")
+        .withColumn("key_json", F.lit('{"id":102}'))
+        .withColumn("row_json", F.regexp_replace("row_json", '"stock":5', '"stock":"many"'))
+        .withColumn("key_cohort", F.lit(UNTOUCHED_COHORT))
+    )
+    assert misfit.count() == 1
+    misfit.write.insertInto(table)
+
+
+def released_before_its_parent_finished(spark) -> None:
+    """A Spanner change of landing run 1 in a child partition whose parent never finished, of a
+    transaction with one of its two records landed."""
+    stream = dict(source_name="spanner_fake", landing_run=1)
+    insert_row(
+        spark,
+        "cdc_internal.int_spanner__partition_reports",
+        partition_token="parent",
+        has_finished=False,
+        **stream,
+    )
+    insert_row(
+        spark,
+        "cdc_internal.int_spanner__partition_reports",
+        partition_token="child",
+        parent_tokens=["parent"],
+        has_finished=False,
+        **stream,
+    )
+    insert_row(
+        spark,
+        "cdc_internal.int_spanner__records",
+        record_kind="data_change",
+        partition_token="child",
+        record_sequence="00000000",
+        server_transaction_id="txn-1",
+        records_in_transaction=2,
+        event_id="event-1",
+        **stream,
+    )
+    insert_row(
+        spark,
+        "cdc_internal.int_spanner__changes",
+        source_table="Singers",
+        key_json='{"SingerId":"1"}',
+        op="INSERT",
+        txn_id="txn-1",
+        event_id="event-1",
+        **stream,
+    )
+
+
+def failed_tests(pipeline: Pipeline) -> set[str]:
+    results = json.loads(Path(pipeline.warehouse_dir, "_dbt/target/run_results.json").read_text())
+    return {
+        result["unique_id"].split(".")[2]
+        for result in results["results"]
+        if result["status"] == "fail"
+    }
+
+
 def test_run_checks_what_it_rewrote_and_dbt_test_checks_everything(
     java_available, tmp_path, monkeypatch
 ):
     monkeypatch.delenv("CDC_TEST_SCOPE", raising=False)
     pipeline = Pipeline(tmp_path)
-    land_wave(pipeline, "wave-1", [mysql_event(i, f"item {i}", i) for i in range(1, 5)])
+    land_wave(
+        pipeline,
+        "wave-1",
+        [item_event(i, f"item {i}", i) for i in range(1, 5)]
+        + [mysql_event(5, {"id": 101, "stock": 5}, table="products")],
+    )
     assert pipeline.cdcw("run", *DBT_VARS) == 0
 
     # Key 1's only version, twice: no longer one version per source event, nor contiguous.
-    spark = pipeline.spark()
-    spark.sql("insert into cdc_history select * from cdc_history where key_json = '{\"id\":1}'")
-    assert len(pipeline.rows("cdc_history")) == 5
+    pipeline.spark().sql(
+        "insert into cdc_history select * from cdc_history where key_json = '{\"id\":1}'"
+    )
+    assert len(pipeline.rows("cdc_history")) == 6
     # A current row of a key that has no history, in a partition no run rewrites: cdc_as_of
     # (from history) disagrees with cdc_current.
     pipeline.spark().sql(
         "insert into cdc_current select source_system, source_name, source_table, "
         "'{\"id\":99}', row_json, unavailable_columns, last_op, last_committed_at, sort_key, "
-        "last_landing_run, 7 from cdc_current where key_json = '{\"id\":3}'"
+        f"last_landing_run, {UNTOUCHED_COHORT} from cdc_current where key_json = '{{\"id\":3}}'"
     )
+    copy_with_misfit_stock(pipeline.spark(), "cdc_history")
+    copy_with_misfit_stock(pipeline.spark(), "cdc_current")
+    released_before_its_parent_finished(pipeline.spark())
 
     # Wave 2 changes key 2, which shares key 1's partition, and key 4.
-    land_wave(pipeline, "wave-2", [mysql_event(2, "renamed", 20), mysql_event(4, "renamed", 21)])
+    land_wave(pipeline, "wave-2", [item_event(2, "renamed", 20), item_event(4, "renamed", 21)])
     assert pipeline.cdcw("run", *DBT_VARS) == 0
     history = pipeline.rows("cdc_history")
     assert sorted(row["key_json"] for row in history if row["is_current"]) == [
+        '{"id":101}',
+        '{"id":102}',
         '{"id":1}',
         '{"id":1}',
         '{"id":2}',
@@ -77,5 +172,11 @@ def test_run_checks_what_it_rewrote_and_dbt_test_checks_everything(
     }
 
     assert pipeline.cdcw("dbt", "test", *DBT_VARS) == 1
+    assert {
+        "typed_values_fit_shop_products_current_",
+        "typed_values_fit_shop_products_history_",
+        "spanner_changes_wait_for_the_watermark",
+        "spanner_children_after_their_parents",
+    } <= failed_tests(pipeline)
     monkeypatch.setenv("CDC_TEST_SCOPE", "all")
     assert pipeline.cdcw("run", *DBT_VARS) == 1

@@ -5,13 +5,14 @@
 
 {%- set system_columns = [
     'source_name', 'key_json', 'row_json', 'unavailable_columns', 'last_op',
-    'last_committed_at', 'op', 'valid_from', 'valid_to', 'is_current'
+    'last_committed_at', 'op', 'valid_from', 'valid_to', 'is_current', 'last_landing_run'
 ] %}
     {%- set typed_columns = [] %}
+    {#- The model may be a subquery (the rows under test), so its columns come from a query. -#}
     {%- if execute %}
-    {%- for column in adapter.get_columns_in_relation(model) %}
-        {%- if column.name not in system_columns %}
-            {%- do typed_columns.append(column.name) %}
+    {%- for column_name in run_query('select * from ' ~ model ~ ' limit 0').column_names %}
+        {%- if column_name not in system_columns %}
+            {%- do typed_columns.append(column_name) %}
         {%- endif %}
     {%- endfor %}
 {%- endif %}
