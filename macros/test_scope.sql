@@ -3,7 +3,8 @@
     cdc_current and the typed views over them) then read only the rows the build rewrote (the
     keys it recomputed; a carried row is unchanged and was tested when it was written,
     docs/decisions/003), and the Spanner tests read only the changes it applied. Without the
-    var (any `cdcw dbt test`, a full refresh) they read everything. -#}
+    var (any `cdcw dbt test`, a full refresh) they read everything. Typed column discovery
+    (macros/typed_models.sql) reads the same rows. -#}
 
 {#- Whether a relation's rows carry last_landing_run from cdc_history: the two marts and every
     typed model (one with meta.cdc_source). `graph` is empty while dbt parses. -#}
@@ -21,8 +22,8 @@
 {%- endmacro %}
 
 
-{#- A filter on a landing-run column: the rows the build under test wrote, or all rows. -#}
-{% macro written_by_build_under_test(landing_run) -%}
+{#- A filter on a landing-run column: the rows this build wrote, or all rows. -#}
+{% macro written_by_this_build(landing_run) -%}
     {%- set from_run = var('cdc_test_from_landing_run', none) -%}
     {%- if from_run is none -%}
         {{ return('true') }}
@@ -37,7 +38,7 @@
     {%- endif -%}
     {{ return(
         "(select * from " ~ relation ~ " where "
-        ~ written_by_build_under_test('last_landing_run') ~ ")"
+        ~ written_by_this_build('last_landing_run') ~ ")"
     ) }}
 {%- endmacro %}
 

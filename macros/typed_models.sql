@@ -1,7 +1,9 @@
 {#- Typed per-table models: a view over cdc_current or cdc_history for one source table, with a
     real column per source column. The model's yml is the configuration: `meta.cdc_source`
     names the table, each documented column's `data_type` gives its type. Columns the source
-    adds later appear (as strings) at the next run, without a full refresh. A value that does
+    adds later appear (as strings) at the next run, without a full refresh: under `cdcw run`
+    the view keeps the columns it has and looks for new ones only in the rows the build wrote
+    (macros/test_scope.sql); elsewhere, or when the view is new, in every row. A value that does
     not fit its declared type reads as NULL here (row_json keeps it) and fails the
     typed_values_fit test. -#}
 
@@ -44,14 +46,23 @@
         {%- endif -%}
     {%- endfor -%}
     {%- set declared_names = columns | map(attribute='name') | list -%}
-    {#- json_object_keys reads only the top-level names, without building each row's map. -#}
     {%- if execute and source.source_system -%}
-    {%- set seen = run_query(
-        "select distinct column_name from " ~ state_relation
-        ~ " lateral view explode(json_object_keys(row_json)) seen_columns as column_name"
-        ~ " where " ~ typed_source_filter(source) ~ " order by 1"
-    ) -%}
-        {%- for name in seen.columns[0].values() -%}
+        {%- set known_names = [] -%}
+        {%- set rows_to_scan = 'true' -%}
+        {%- set existing_view = load_relation(this) -%}
+        {%- if existing_view is not none and var('cdc_test_from_landing_run', none) is not none -%}
+            {%- for column in adapter.get_columns_in_relation(existing_view) -%}
+                {%- do known_names.append(column.name) -%}
+            {%- endfor -%}
+            {%- set rows_to_scan = written_by_this_build('last_landing_run') -%}
+        {%- endif -%}
+        {#- json_object_keys reads only the top-level names, without building each row's map. -#}
+        {%- set seen = run_query(
+            "select distinct column_name from " ~ state_relation
+            ~ " lateral view explode(json_object_keys(row_json)) seen_columns as column_name"
+            ~ " where " ~ typed_source_filter(source) ~ " and " ~ rows_to_scan
+        ) -%}
+        {%- for name in (known_names + seen.columns[0].values() | list) | unique | sort -%}
             {%- if name not in declared_names and name not in system_columns -%}
                 {%- do columns.append({'name': name, 'data_type': 'string'}) -%}
             {%- endif -%}

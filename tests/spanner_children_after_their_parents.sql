@@ -3,7 +3,7 @@
 -- changes its build applied.
 with applied_changes as (
     select * from {{ ref('int_spanner__changes') }}
-    where {{ written_by_build_under_test('landing_run') }}
+    where {{ written_by_this_build('landing_run') }}
 ),
 
 applied_records as (

@@ -1,7 +1,7 @@
 """`cdcw run` tests the rows its build rewrote, `cdcw dbt test` tests everything: a corrupt
 history or current row of a key the run did not change, a typed row that does not fit its type
 and a Spanner change applied before its parent partition finished, all from an earlier run,
-pass the first and fail the second."""
+pass the first and fail the second. Typed column discovery follows the same scope."""
 
 from __future__ import annotations
 
@@ -60,13 +60,16 @@ def insert_row(spark, table: str, **values: Any) -> None:
 
 
 def copy_with_misfit_stock(spark, table: str) -> None:
-    """Product 101's row again as product 102, its stock not an int, in a cohort no run
-    rewrites."""
+    """Product 101's row again as product 102, its stock not an int and with a column no event
+    brought, in a cohort no run rewrites."""
     misfit = (
         spark.table(table)
         .where("source_table = 'shop.products'")
         .withColumn("key_json", F.lit('{"id":102}'))
-        .withColumn("row_json", F.regexp_replace("row_json", '"stock":5', '"stock":"many"'))
+        .withColumn(
+            "row_json",
+            F.regexp_replace("row_json", '"stock":5', '"legacy_code":"X1","stock":"many"'),
+        )
         .withColumn("key_cohort", F.lit(UNTOUCHED_COHORT))
     )
     assert misfit.count() == 1
@@ -170,6 +173,8 @@ def test_run_checks_what_it_rewrote_and_dbt_test_checks_everything(
         '{"id":2,"name":"item 2"}',
         '{"id":2,"name":"renamed"}',
     }
+    # The run looked for new typed columns only in the rows it wrote.
+    assert "legacy_code" not in pipeline.spark().table("shop_products_current").columns
 
     assert pipeline.cdcw("dbt", "test", *DBT_VARS) == 1
     assert {
@@ -178,5 +183,7 @@ def test_run_checks_what_it_rewrote_and_dbt_test_checks_everything(
         "spanner_changes_wait_for_the_watermark",
         "spanner_children_after_their_parents",
     } <= failed_tests(pipeline)
+    assert pipeline.cdcw("dbt", "run", "--select", "shop_products_current", *DBT_VARS) == 0
+    assert "legacy_code" in pipeline.spark().table("shop_products_current").columns
     monkeypatch.setenv("CDC_TEST_SCOPE", "all")
     assert pipeline.cdcw("run", *DBT_VARS) == 1
