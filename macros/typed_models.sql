@@ -26,7 +26,21 @@
 {%- endmacro %}
 
 
-{% macro typed_table(state_relation, system_columns) -%}
+{#- The columns a typed model takes from its state relation (`current` or `history`), not from
+    the source row, comma-separated: text renders alike in dbt and in sqlfluff's templater,
+    which would render a returned list as text. -#}
+{% macro typed_system_columns(state) -%}
+    {%- set state_columns = {
+        'current': ['last_op', 'last_committed_at'],
+        'history': ['op', 'valid_from', 'valid_to', 'is_current'],
+    }[state] -%}
+    {{- (['source_name', 'key_json', 'row_json', 'unavailable_columns'] + state_columns
+        + ['last_landing_run']) | join(',') -}}
+{%- endmacro %}
+
+
+{% macro typed_table(state_relation, state) -%}
+    {%- set system_columns = typed_system_columns(state).split(',') -%}
     {%- set source = model.config.meta.get('cdc_source') if model is defined else none -%}
     {%- if source is none -%}
         {%- if execute and model is defined -%}
@@ -91,20 +105,12 @@ select * from final
 
 
 {% macro typed_current_state() -%}
-    {{ typed_table(
-        ref('cdc_current'),
-        ['source_name', 'key_json', 'row_json', 'unavailable_columns', 'last_op',
-         'last_committed_at', 'last_landing_run']
-    ) }}
+    {{ typed_table(ref('cdc_current'), 'current') }}
 {%- endmacro %}
 
 
 {% macro typed_history() -%}
-    {{ typed_table(
-        ref('cdc_history'),
-        ['source_name', 'key_json', 'row_json', 'unavailable_columns', 'op', 'valid_from',
-         'valid_to', 'is_current', 'last_landing_run']
-    ) }}
+    {{ typed_table(ref('cdc_history'), 'history') }}
 {%- endmacro %}
 
 

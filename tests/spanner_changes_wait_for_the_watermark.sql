@@ -1,30 +1,29 @@
 -- Spanner: no applied change lies above its stream's low watermark, and every applied change
 -- belongs to a transaction whose records have all landed. Under `cdcw run`, only the changes
 -- its build applied.
+{%- set applied = written_by_this_build('landing_run') %}
+{#- A join hint is what lets Spark push the semi join below the view's aggregates (it does so
+    only for a join it can plan as a broadcast), so only these transactions are counted. -#}
+{%- set applied_changes_hint = broadcast_hint(
+    'applied_changes', count_rows(ref('int_spanner__changes'), applied)
+) %}
+
 with applied_changes as (
     select * from {{ ref('int_spanner__changes') }}
-    where {{ written_by_this_build('landing_run') }}
+    where {{ applied }}
 ),
 
 watermarks as (
     select * from {{ ref('int_spanner__watermarks') }}
 ),
 
--- Counted here rather than read from int_spanner__transaction_progress: Spark does not push
--- the semi join through that view's aggregates, so it would count every transaction.
 transaction_progress as (
-    select
-        records.source_name,
-        records.server_transaction_id,
-        count(distinct records.record_sequence) as landed_records,
-        max(records.records_in_transaction) as records_in_transaction
-    from {{ ref('int_spanner__records') }} as records
+    select {{ applied_changes_hint }} progress.*
+    from {{ ref('int_spanner__transaction_progress') }} as progress
     left semi join applied_changes
         on
-            records.source_name = applied_changes.source_name
-            and records.server_transaction_id = applied_changes.txn_id
-    where records.record_kind = 'data_change'
-    group by records.source_name, records.server_transaction_id
+            progress.source_name = applied_changes.source_name
+            and progress.server_transaction_id = applied_changes.txn_id
 ),
 
 final as (

@@ -17,7 +17,23 @@ with record_arrivals as (
     group by source_name, server_transaction_id, record_sequence
 ),
 
-transactions as (
+ordered_arrivals as (
+    -- A transaction completes in the run that brought its records_in_transaction-th record.
+    -- A window, not a sorted collect_list: deterministic aggregates let Spark push a reader's
+    -- broadcast semi join on the transaction into this view.
+    select
+        *,
+        row_number() over (
+            partition by source_name, server_transaction_id
+            order by arrival_run, record_sequence
+        ) as arrival_order,
+        max(records_in_transaction) over (
+            partition by source_name, server_transaction_id
+        ) as transaction_records
+    from record_arrivals
+),
+
+final as (
     select
         source_name,
         server_transaction_id,
@@ -26,25 +42,11 @@ transactions as (
         count(*) as landed_records,
         min(arrival_run) as first_landing_run,
         max(last_delivery_run) as last_landing_run,
-        array_sort(collect_list(arrival_run)) as arrival_runs
-    from record_arrivals
+        max(
+            case when arrival_order = transaction_records then arrival_run end
+        ) as completed_run
+    from ordered_arrivals
     group by source_name, server_transaction_id
-),
-
-final as (
-    select
-        source_name,
-        server_transaction_id,
-        commit_ts,
-        records_in_transaction,
-        landed_records,
-        first_landing_run,
-        last_landing_run,
-        case
-            when landed_records >= records_in_transaction
-                then element_at(arrival_runs, cast(records_in_transaction as int))
-        end as completed_run
-    from transactions
 )
 
 select * from final

@@ -3,10 +3,9 @@
     type is wrong) would read as NULL. This test names such rows and columns. -#}
 {% test typed_values_fit(model) %}
 
-{%- set system_columns = [
-    'source_name', 'key_json', 'row_json', 'unavailable_columns', 'last_op',
-    'last_committed_at', 'op', 'valid_from', 'valid_to', 'is_current', 'last_landing_run'
-] %}
+{%- set system_columns = (
+    typed_system_columns('current').split(',') + typed_system_columns('history').split(',')
+) %}
     {%- set typed_columns = [] %}
     {#- The model may be a subquery (the rows under test), so its columns come from a query. -#}
     {%- if execute %}
