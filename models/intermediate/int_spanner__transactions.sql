@@ -1,15 +1,26 @@
+-- depends_on: {{ ref('int_spanner__records') }}
 {{
     config(
         materialized='incremental',
         incremental_strategy='append',
+        post_hook="{{ uncache_view('int_spanner__transactions__candidates') }}",
     )
 }}
 
 {#- Transactions released to the change log, each once, with the landing run that released
     it: the first run after which all its records had landed and the stream's low watermark
     had reached its commit timestamp. The run is derived from what each run had landed, not
-    from when dbt ran, so incremental runs and a full refresh label every release alike. -#}
+    from when dbt ran, so incremental runs and a full refresh label every release alike.
+    An incremental run counts the records of the transactions it may release only: those with
+    a record landed since, and those left waiting above the watermark. -#}
 {%- set processed_through = max_processed(this, 'landing_run') if is_incremental() else -1 %}
+{%- set candidates_hint = '' %}
+{%- if is_incremental() %}
+    {%- set candidates = cached_view(
+        'int_spanner__transactions__candidates', spanner_release_candidates(processed_through)
+    ) %}
+    {%- set candidates_hint = broadcast_hint('candidates', count_rows(candidates, 'true')) %}
+{%- endif %}
 
 with partition_reports as (
     select * from {{ ref('int_spanner__partition_reports') }}
@@ -50,9 +61,22 @@ watermarks_as_of_run as (
     group by source_name, landing_run
 ),
 
-complete_transactions as (
+transaction_progress as (
     select * from {{ ref('int_spanner__transaction_progress') }}
-    where completed_run is not null
+),
+
+complete_transactions as (
+    select {{ candidates_hint }} transaction_progress.*
+    from
+        transaction_progress
+    {%- if is_incremental() %}
+        left semi join {{ candidates }} as candidates
+            on
+                transaction_progress.source_name = candidates.source_name
+                and transaction_progress.server_transaction_id
+                = candidates.server_transaction_id
+    {%- endif %}
+    where transaction_progress.completed_run is not null
 ),
 
 unreleased_transactions as (
