@@ -79,16 +79,31 @@ complete_transactions as (
     where transaction_progress.completed_run is not null
 ),
 
+{%- if is_incremental() %}
+
+    released_candidates as (
+        -- Only the candidates' releases: the anti join below then does not shuffle all of them.
+        select {{ candidates_hint }}
+            released.source_name,
+            released.server_transaction_id
+        from {{ this }} as released
+        left semi join {{ candidates }} as candidates
+            on
+                released.source_name = candidates.source_name
+                and released.server_transaction_id = candidates.server_transaction_id
+    ),
+{%- endif %}
+
 unreleased_transactions as (
     select complete_transactions.*
     from
         complete_transactions
     {%- if is_incremental() %}
-        left anti join {{ this }} as released
-            on
-                complete_transactions.source_name = released.source_name
-                and complete_transactions.server_transaction_id
-                = released.server_transaction_id
+    left anti join released_candidates
+        on
+            complete_transactions.source_name = released_candidates.source_name
+            and complete_transactions.server_transaction_id
+            = released_candidates.server_transaction_id
     {%- endif %}
 ),
 
