@@ -65,7 +65,10 @@ transaction_progress as (
     select * from {{ ref('int_spanner__transaction_progress') }}
 ),
 
-complete_transactions as (
+considered_transactions as (
+    -- No completed_run filter here: a filter over the view's aggregates would keep Spark from
+    -- pushing the semi join into it. Incomplete transactions drop out at the join on
+    -- completed_run in final.
     select {{ candidates_hint }} transaction_progress.*
     from
         transaction_progress
@@ -76,7 +79,6 @@ complete_transactions as (
                 and transaction_progress.server_transaction_id
                 = candidates.server_transaction_id
     {%- endif %}
-    where transaction_progress.completed_run is not null
 ),
 
 {%- if is_incremental() %}
@@ -95,14 +97,14 @@ complete_transactions as (
 {%- endif %}
 
 unreleased_transactions as (
-    select complete_transactions.*
+    select considered_transactions.*
     from
-        complete_transactions
+        considered_transactions
     {%- if is_incremental() %}
     left anti join released_candidates
         on
-            complete_transactions.source_name = released_candidates.source_name
-            and complete_transactions.server_transaction_id
+            considered_transactions.source_name = released_candidates.source_name
+            and considered_transactions.server_transaction_id
             = released_candidates.server_transaction_id
     {%- endif %}
 ),
