@@ -18,6 +18,34 @@
 {%- endmacro %}
 
 
+{#- Each stream's low watermark as of each of `runs` (a relation or subquery of source_name,
+    landing_run): computed from the partition reports landed by then, so a run's watermark does
+    not depend on when dbt ran. -#}
+{% macro spanner_watermarks_as_of_runs(runs) -%}
+    select
+        source_name,
+        landing_run,
+        {{ spanner_low_watermark('progress_ts', 'is_finished') }} as low_watermark_ts
+    from (
+        select
+            runs.source_name,
+            runs.landing_run,
+            reports.partition_token,
+            {{ spanner_partition_progress(
+                'reports.reported_through_ts', 'reports.announced_start_ts'
+            ) }} as progress_ts,
+            bool_or(reports.has_finished) as is_finished
+        from {{ runs }} as runs
+        inner join {{ ref('int_spanner__partition_reports') }} as reports
+            on
+                runs.source_name = reports.source_name
+                and runs.landing_run >= reports.landing_run
+        group by runs.source_name, runs.landing_run, reports.partition_token
+    ) as partitions_as_of_runs
+    group by source_name, landing_run
+{%- endmacro %}
+
+
 {#- The transactions an incremental int_spanner__transactions run may release, as SQL: those
     with a record landed after `processed_through`, and those whose commit lies above the low
     watermark as of that run (one not released by then lay above the watermark at every run
@@ -29,21 +57,11 @@
         records.server_transaction_id
     from {{ ref('int_spanner__records') }} as records
     left join (
-        select
-            source_name,
-            {{ spanner_low_watermark('progress_ts', 'is_finished') }} as low_watermark_ts
-        from (
-            select
-                source_name,
-                partition_token,
-                {{ spanner_partition_progress('reported_through_ts', 'announced_start_ts') }}
-                    as progress_ts,
-                bool_or(has_finished) as is_finished
-            from {{ ref('int_spanner__partition_reports') }}
-            where landing_run <= {{ processed_through }}
-            group by source_name, partition_token
-        ) as partitions_then
-        group by source_name
+        {{ spanner_watermarks_as_of_runs(
+            '(select distinct source_name, ' ~ processed_through ~ ' as landing_run from '
+            ~ ref('int_spanner__partition_reports') ~ ' where landing_run <= '
+            ~ processed_through ~ ')'
+        ) }}
     ) as watermarks_then
         on records.source_name = watermarks_then.source_name
     where

@@ -22,43 +22,16 @@
     {%- set candidates_hint = broadcast_hint('candidates', count_rows(candidates, 'true')) %}
 {%- endif %}
 
-with partition_reports as (
-    select * from {{ ref('int_spanner__partition_reports') }}
-),
-
-new_runs as (
+with new_runs as (
     select distinct
         source_name,
         landing_run
-    from partition_reports
+    from {{ ref('int_spanner__partition_reports') }}
     where landing_run > {{ processed_through }}
 ),
 
-partitions_as_of_run as (
-    -- Each partition as the stream's landed rows showed it after that run.
-    select
-        new_runs.source_name,
-        new_runs.landing_run,
-        partition_reports.partition_token,
-        {{ spanner_partition_progress(
-            'partition_reports.reported_through_ts', 'partition_reports.announced_start_ts'
-        ) }} as progress_ts,
-        bool_or(partition_reports.has_finished) as is_finished
-    from new_runs
-    inner join partition_reports
-        on
-            new_runs.source_name = partition_reports.source_name
-            and new_runs.landing_run >= partition_reports.landing_run
-    group by new_runs.source_name, new_runs.landing_run, partition_reports.partition_token
-),
-
 watermarks_as_of_run as (
-    select
-        source_name,
-        landing_run,
-        {{ spanner_low_watermark('progress_ts', 'is_finished') }} as low_watermark_ts
-    from partitions_as_of_run
-    group by source_name, landing_run
+    {{ spanner_watermarks_as_of_runs('new_runs') }}
 ),
 
 transaction_progress as (
