@@ -18,7 +18,7 @@ key_registry as (
 ),
 
 final as (
-    select
+    select {{ write_clustered_by('key_cohort') }}
         new_changes.*,
         key_registry.key_cohort
     from new_changes

@@ -62,12 +62,16 @@ open_versions as (
     ),
 {%- endif %}
 
-final as (
+current_rows as (
     select * from open_versions
     {%- if is_incremental() %}
         union all
         select * from carried_rows
     {%- endif %}
+),
+
+final as (
+    select {{ write_clustered_by('key_cohort') }} * from current_rows
 )
 
 select * from final

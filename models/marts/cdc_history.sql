@@ -290,12 +290,16 @@ recomputed_versions as (
     ),
 {%- endif %}
 
-final as (
+written_versions as (
     select * from recomputed_versions
     {%- if is_incremental() %}
         union all
         select * from carried_versions
     {%- endif %}
+),
+
+final as (
+    select {{ write_clustered_by('key_cohort') }} * from written_versions
 )
 
 select * from final

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from cdc_warehouse.spark import SQL_CONF
 from tests.conftest import Pipeline
 
 from .debezium_oracle import expected_marts
@@ -79,3 +80,27 @@ def test_shuffle_joins_above_the_broadcast_limit_give_the_same_marts(waves_run, 
     # The same warehouse under the default limit: the hint is back.
     assert unhinted.cdcw("run", *DBT_VARS) == 0
     assert "/*+ broadcast(" in compiled_marts_sql(unhinted)
+
+
+def files_per_partition(pipeline: Pipeline, table: str) -> dict[int, int]:
+    files = "count(distinct _metadata.file_path) as files"
+    rows = pipeline.spark().sql(f"select key_cohort, {files} from {table} group by 1").collect()
+    return {row.key_cohort: row.files for row in rows}
+
+
+def test_a_full_build_writes_each_key_cohort_once(waves_run, monkeypatch):
+    """At scale the last shuffle before a write keeps its 64 tasks, each holding keys of every
+    cohort; each cohort must still come out as one file, not one per task (22,528 small files
+    at 50M events). Coalescing off makes these few rows spread over tasks the same way."""
+    pipeline, snapshots = waves_run
+    monkeypatch.setitem(SQL_CONF, "spark.sql.adaptive.coalescePartitions.enabled", "false")
+    assert (
+        pipeline.cdcw("dbt", "run", "--full-refresh", "-s", "int_cdc__change_log+", *DBT_VARS) == 0
+    )
+    for table in ("cdc_internal.int_cdc__change_log", "cdc_history", "cdc_current"):
+        counts = files_per_partition(pipeline, table)
+        assert len(counts) > 1, table
+        assert set(counts.values()) == {1}, (table, counts)
+    rebuilt = snapshot(pipeline)
+    for mart in ("cdc_current", "cdc_history"):
+        assert sorted(map(repr, rebuilt[mart])) == sorted(map(repr, snapshots[-1][mart])), mart
