@@ -82,6 +82,16 @@ def as_mart_text(oracle: dict[str, list[dict[str, Any]]]) -> dict[str, list[dict
     return oracle
 
 
+def assert_same_marts(
+    actual: dict[str, list[dict[str, Any]]],
+    expected: dict[str, list[dict[str, Any]]],
+    marts: tuple[str, ...] = MARTS,
+) -> None:
+    """Two snapshots hold the same rows in each mart, in any order (a rebuild may reorder)."""
+    for mart in marts:
+        assert sorted(map(repr, actual[mart])) == sorted(map(repr, expected[mart])), mart
+
+
 def assert_same(actual: list[tuple], wanted: list[tuple], what: str) -> None:
     missing = [row for row in wanted if row not in actual]
     unexpected = [row for row in actual if row not in wanted]

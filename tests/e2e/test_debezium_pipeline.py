@@ -12,7 +12,7 @@ from tests.conftest import Pipeline
 
 from .debezium_oracle import expected_marts
 from .debezium_scenario import build_waves
-from .marts import MARTS, as_mart_text, assert_marts_match, run_waves, snapshot
+from .marts import as_mart_text, assert_marts_match, assert_same_marts, run_waves, snapshot
 
 DBT_VARS = ("--vars", "{cdc_keys_per_partition: 3}")
 WAVES = build_waves()
@@ -53,8 +53,7 @@ def test_incremental_runs_equal_a_full_refresh(waves_run):
     pipeline, snapshots = waves_run
     assert pipeline.cdcw("dbt", "build", "--full-refresh", *DBT_VARS) == 0
     refreshed = snapshot(pipeline)
-    for mart in MARTS:
-        assert sorted(map(repr, refreshed[mart])) == sorted(map(repr, snapshots[-1][mart])), mart
+    assert_same_marts(refreshed, snapshots[-1])
 
 
 def compiled_marts_sql(pipeline: Pipeline) -> str:
@@ -73,10 +72,8 @@ def test_shuffle_joins_above_the_broadcast_limit_give_the_same_marts(waves_run, 
     unhinted_vars = ("--vars", "{cdc_keys_per_partition: 3, cdc_broadcast_max_rows: 0}")
     unhinted_snapshots = run_waves(unhinted, WAVES, *unhinted_vars)
     assert "broadcast(" not in compiled_marts_sql(unhinted)
-    for mart in ("cdc_current", "cdc_history"):  # the quarantine names its own landing files
-        assert sorted(map(repr, unhinted_snapshots[-1][mart])) == sorted(
-            map(repr, snapshots[-1][mart])
-        ), mart
+    # The quarantine names its own landing files.
+    assert_same_marts(unhinted_snapshots[-1], snapshots[-1], ("cdc_current", "cdc_history"))
     # The same warehouse under the default limit: the hint is back.
     assert unhinted.cdcw("run", *DBT_VARS) == 0
     assert "/*+ broadcast(" in compiled_marts_sql(unhinted)
@@ -102,5 +99,4 @@ def test_a_full_build_writes_each_key_cohort_once(waves_run, monkeypatch):
         assert len(counts) > 1, table
         assert set(counts.values()) == {1}, (table, counts)
     rebuilt = snapshot(pipeline)
-    for mart in ("cdc_current", "cdc_history"):
-        assert sorted(map(repr, rebuilt[mart])) == sorted(map(repr, snapshots[-1][mart])), mart
+    assert_same_marts(rebuilt, snapshots[-1], ("cdc_current", "cdc_history"))
