@@ -23,14 +23,11 @@ from cdc_warehouse.settings import (
     PROJECT_DIR,
     Settings,
     SettingsError,
+    WarehouseBusy,
     load_settings,
 )
 
 USAGE = __doc__ or ""
-
-
-class WarehouseBusy(RuntimeError):
-    pass
 
 
 def busy_message(settings: Settings, holder: str) -> str:

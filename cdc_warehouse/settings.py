@@ -34,6 +34,11 @@ class SettingsError(ValueError):
     """A combination of settings that cannot work; the message says what to change."""
 
 
+class WarehouseBusy(RuntimeError):
+    """Another process holds what this one needs (the state directory, the embedded metastore,
+    the shared metastore's start-up lock); nothing was changed. The message says which."""
+
+
 @dataclass(frozen=True)
 class Metastore:
     """A shared Hive metastore: a database reached over JDBC by the driver (`jdbc:` URL), or

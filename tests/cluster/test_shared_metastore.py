@@ -1,15 +1,21 @@
 """A shared Hive metastore on a real PostgreSQL 15: two `cdcw run`s at the same time, from an
 empty metastore, into one warehouse URI. Each pipeline keeps to its own databases
 (CDC_SCHEMA_PREFIX for the internal layers, CDC_SCHEMA for the marts) and its own local state
-directory; both must succeed and each must hold exactly the embedded run's marts of its sources."""
+directory; both must succeed and each must hold exactly the embedded run's marts of its sources.
+Whether the two really start at the same moment is up to timing, so the race they used to lose
+(both creating the metastore's tables) is checked directly: every table is created while a
+process holds the start-up lock."""
 
 from __future__ import annotations
 
 import shutil
+import time
+from collections.abc import Callable
 
 import pytest
 
 from cdc_warehouse.settings import PROJECT_DIR
+from cdc_warehouse.spark import METASTORE_LOCKS
 from tests.pg.postgres import LocalPostgres, ensure_jdbc_driver
 
 from .harness import (
@@ -30,6 +36,30 @@ PIPELINES = {
     "beta": ("debezium", "pgoutput"),
 }
 
+# Every table created in the metastore database, and whether some session held an advisory lock
+# (the start-up lock of spark.open_shared_metastore; nothing else takes one here) at that time.
+RECORD_TABLE_CREATION = """
+create table cdc_test_table_creation (table_name text, lock_held boolean);
+create function cdc_test_record_table_creation() returns event_trigger
+language plpgsql security definer as $$
+begin
+    insert into cdc_test_table_creation
+    select
+        (parse_ident(object_identity))[2],
+        exists (
+            select from pg_locks
+            where locktype = 'advisory' and granted and database = (
+                select oid from pg_database where datname = current_database()
+            )
+        )
+    from pg_event_trigger_ddl_commands()
+    where command_tag = 'CREATE TABLE';
+end;
+$$;
+create event trigger cdc_test_table_creation on ddl_command_end
+when tag in ('CREATE TABLE') execute function cdc_test_record_table_creation();
+"""
+
 
 def test_two_concurrent_runs_share_a_postgresql_metastore(tmp_path, embedded_reference):
     pipeline, expected = embedded_reference
@@ -42,6 +72,8 @@ def test_two_concurrent_runs_share_a_postgresql_metastore(tmp_path, embedded_ref
         pg.sql(
             "create role hive login password 'hive-secret'; create database metastore owner hive;"
         )
+        pg.database = "metastore"
+        pg.sql(RECORD_TABLE_CREATION)
         runs = {}
         try:
             for name in PIPELINES:
@@ -65,11 +97,16 @@ def test_two_concurrent_runs_share_a_postgresql_metastore(tmp_path, embedded_ref
         finally:
             for run in runs.values():
                 run.kill()
-        pg.database = "metastore"
         databases = dict(pg.sql('select "NAME", "DB_LOCATION_URI" from "DBS"'))
+        defaults = pg.value("""select count(*) from "DBS" where "NAME" = 'default'""")
+        created = pg.sql("select table_name, lock_held from cdc_test_table_creation")
 
     for name, result in finished.items():
         assert result.returncode == 0, f"{name}: {result.explain()}"
+    # The metastore's tables were created, each under the lock; one `default` database.
+    assert {"DBS", "TBLS", "SDS", "CDS", "PARTITIONS"} <= {table for table, _ in created}
+    assert [table for table, lock_held in created if lock_held != "t"] == []
+    assert defaults == "1"
     # Both ran at once: each started before the other finished.
     assert runs["alpha"].started < runs["beta"].started + finished["beta"].seconds
     assert runs["beta"].started < runs["alpha"].started + finished["alpha"].seconds
@@ -85,3 +122,67 @@ def test_two_concurrent_runs_share_a_postgresql_metastore(tmp_path, embedded_ref
         actual = mart_rows(spark, warehouse, f"{name}_marts", tmp_path / name / "landing")
         assert all(actual.values()), name
         assert differences(actual, only_systems(expected, set(families))) == "", name
+
+
+METASTORE_TABLES = "select count(*) from information_schema.tables where table_schema = 'public'"
+WAITING_FOR_ADVISORY_LOCKS = (
+    "select count(*) from pg_locks where locktype = 'advisory' and not granted"
+)
+
+
+def test_a_run_waits_while_another_process_opens_the_metastore(tmp_path):
+    """The start-up lock, held here by a psql session in place of another process: the run
+    waits for it without touching the metastore, then creates the schema and lands its files."""
+    jar = ensure_jdbc_driver()
+    shutil.copytree(SAMPLE_LANDING / "debezium", tmp_path / "landing" / "debezium")
+    with LocalPostgres(tmp_path / "postgres") as pg:
+        pg.sql(
+            "create role hive login password 'hive-secret'; create database metastore owner hive;"
+        )
+        pg.database = "metastore"
+        env = base_env(
+            CDC_TARGET="local",
+            CDC_METASTORE_URL=f"jdbc:postgresql://127.0.0.1:{pg.port}/metastore",
+            CDC_METASTORE_USER="hive",
+            CDC_METASTORE_PASSWORD="hive-secret",
+            CDC_METASTORE_JARS=str(jar),
+            CDC_WAREHOUSE_DIR=(tmp_path / "warehouse").as_uri(),
+            CDC_STATE_DIR=str(tmp_path / "state"),
+            CDC_LANDING_ROOT=str(tmp_path / "landing"),
+            CDC_TABLES=str(PROJECT_DIR / "cdc_tables.yml"),
+            CDC_DRIVER_MEMORY="1g",
+            CDC_SPARK_MASTER="local[1]",
+        )
+        with pg.session() as holder:
+            _, take_lock = METASTORE_LOCKS["jdbc:postgresql:"]
+            holder.run(f"{take_lock};")
+            run = CdcwProcess(["land"], env, tmp_path, "waiting")
+            try:
+                waited = _wait_for(
+                    lambda: pg.value(WAITING_FOR_ADVISORY_LOCKS) == "1",
+                    alive=lambda: run.process.poll() is None,
+                )
+                tables_while_waiting = pg.value(METASTORE_TABLES)
+            except BaseException:
+                run.kill()
+                raise
+        finished = run.wait()
+        tables = pg.value(METASTORE_TABLES)
+        raw_tables = pg.value("""select count(*) from "TBLS" """)
+
+    assert waited, f"the run never waited for the lock: {finished.explain()}"
+    assert tables_while_waiting == "0"
+    assert finished.returncode == 0, finished.explain()
+    assert int(tables) > 20 and int(raw_tables) > 0
+
+
+def _wait_for(
+    condition: Callable[[], bool], alive: Callable[[], bool], timeout: float = 300
+) -> bool:
+    """True once `condition()` holds; False if `alive()` stops holding first or time runs out."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and alive():
+        if condition():
+            return True
+        time.sleep(0.5)
+    return False
