@@ -11,6 +11,7 @@ from __future__ import annotations
 import shutil
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -69,28 +70,19 @@ def test_two_concurrent_runs_share_a_postgresql_metastore(tmp_path, embedded_ref
         for family in families:
             shutil.copytree(SAMPLE_LANDING / family, tmp_path / name / "landing" / family)
     with LocalPostgres(tmp_path / "postgres") as pg:
-        pg.sql(
-            "create role hive login password 'hive-secret'; create database metastore owner hive;"
-        )
-        pg.database = "metastore"
+        _create_empty_metastore(pg)
         pg.sql(RECORD_TABLE_CREATION)
         runs = {}
         try:
             for name in PIPELINES:
-                env = base_env(
-                    CDC_TARGET="local",
-                    CDC_METASTORE_URL=f"jdbc:postgresql://127.0.0.1:{pg.port}/metastore",
-                    CDC_METASTORE_USER="hive",
-                    CDC_METASTORE_PASSWORD="hive-secret",
-                    CDC_METASTORE_JARS=str(jar),
+                env = _metastore_env(
+                    pg,
+                    jar,
                     CDC_WAREHOUSE_DIR=warehouse.as_uri(),
                     CDC_STATE_DIR=str(tmp_path / name / "state"),
                     CDC_SCHEMA_PREFIX=f"{name}_",
                     CDC_SCHEMA=f"{name}_marts",
                     CDC_LANDING_ROOT=str(tmp_path / name / "landing"),
-                    CDC_TABLES=str(PROJECT_DIR / "cdc_tables.yml"),
-                    CDC_DRIVER_MEMORY="1g",
-                    CDC_SPARK_MASTER="local[1]",
                 )
                 runs[name] = CdcwProcess(["run", *BUILD_WITHOUT_TESTS], env, tmp_path, name)
             finished = {name: run.wait() for name, run in runs.items()}
@@ -136,22 +128,13 @@ def test_a_run_waits_while_another_process_opens_the_metastore(tmp_path):
     jar = ensure_jdbc_driver()
     shutil.copytree(SAMPLE_LANDING / "debezium", tmp_path / "landing" / "debezium")
     with LocalPostgres(tmp_path / "postgres") as pg:
-        pg.sql(
-            "create role hive login password 'hive-secret'; create database metastore owner hive;"
-        )
-        pg.database = "metastore"
-        env = base_env(
-            CDC_TARGET="local",
-            CDC_METASTORE_URL=f"jdbc:postgresql://127.0.0.1:{pg.port}/metastore",
-            CDC_METASTORE_USER="hive",
-            CDC_METASTORE_PASSWORD="hive-secret",
-            CDC_METASTORE_JARS=str(jar),
+        _create_empty_metastore(pg)
+        env = _metastore_env(
+            pg,
+            jar,
             CDC_WAREHOUSE_DIR=(tmp_path / "warehouse").as_uri(),
             CDC_STATE_DIR=str(tmp_path / "state"),
             CDC_LANDING_ROOT=str(tmp_path / "landing"),
-            CDC_TABLES=str(PROJECT_DIR / "cdc_tables.yml"),
-            CDC_DRIVER_MEMORY="1g",
-            CDC_SPARK_MASTER="local[1]",
         )
         with pg.session() as holder:
             _, take_lock = METASTORE_LOCKS["jdbc:postgresql:"]
@@ -174,6 +157,27 @@ def test_a_run_waits_while_another_process_opens_the_metastore(tmp_path):
     assert tables_while_waiting == "0"
     assert finished.returncode == 0, finished.explain()
     assert int(tables) > 20 and int(raw_tables) > 0
+
+
+def _create_empty_metastore(pg: LocalPostgres) -> None:
+    """The metastore's role and empty database; `pg` then connects to that database."""
+    pg.sql("create role hive login password 'hive-secret'; create database metastore owner hive;")
+    pg.database = "metastore"
+
+
+def _metastore_env(pg: LocalPostgres, jar: Path, **values: str) -> dict[str, str]:
+    """A `cdcw` environment on the metastore database of `pg`, one core and a small heap."""
+    return base_env(
+        CDC_TARGET="local",
+        CDC_METASTORE_URL=f"jdbc:postgresql://127.0.0.1:{pg.port}/metastore",
+        CDC_METASTORE_USER="hive",
+        CDC_METASTORE_PASSWORD="hive-secret",
+        CDC_METASTORE_JARS=str(jar),
+        CDC_TABLES=str(PROJECT_DIR / "cdc_tables.yml"),
+        CDC_DRIVER_MEMORY="1g",
+        CDC_SPARK_MASTER="local[1]",
+        **values,
+    )
 
 
 def _wait_for(
