@@ -9,6 +9,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 from urllib.parse import unquote, urlparse
 
 PROJECT_DIR = Path(os.environ.get("CDC_PROJECT_DIR", Path(__file__).resolve().parent.parent))
@@ -28,6 +29,14 @@ JDBC_DRIVERS = {
     "jdbc:mysql:": ("com.mysql.cj.jdbc.Driver", None),
     "jdbc:mariadb:": ("org.mariadb.jdbc.Driver", None),
 }
+
+
+T = TypeVar("T")
+
+
+def by_url_prefix(table: Mapping[str, T], url: str) -> T | None:
+    """The entry of `table` whose key `url` starts with (a JDBC URL names its database product)."""
+    return next((value for prefix, value in table.items() if url.startswith(prefix)), None)
 
 
 class SettingsError(ValueError):
@@ -115,7 +124,7 @@ def _metastore(env: Mapping[str, str]) -> Metastore | None:
             f"CDC_METASTORE_URL must be a jdbc: URL (metastore database) or thrift:// URIs "
             f"(metastore service), not {url!r}"
         )
-    known = next((value for prefix, value in JDBC_DRIVERS.items() if url.startswith(prefix)), None)
+    known = by_url_prefix(JDBC_DRIVERS, url)
     driver_class = env.get("CDC_METASTORE_DRIVER") or (known[0] if known else None)
     driver_jars = env.get("CDC_METASTORE_JARS") or (known[1] if known else None)
     if not driver_class or not driver_jars:

@@ -18,7 +18,7 @@ from xml.etree import ElementTree
 from py4j.protocol import Py4JJavaError
 from pyspark.sql import SparkSession
 
-from cdc_warehouse.settings import CONNECT, Metastore, Settings, WarehouseBusy
+from cdc_warehouse.settings import CONNECT, Metastore, Settings, WarehouseBusy, by_url_prefix
 
 # SQL settings every session gets, Connect sessions included (runtime settings only).
 SQL_CONF = {
@@ -151,10 +151,7 @@ def open_shared_metastore(spark: SparkSession, metastore: Metastore) -> None:
     auto-create leaves out they could both insert `default`. Other databases than PostgreSQL
     and MySQL/MariaDB get no lock: start the first run alone, or create the schema with Hive's
     schematool."""
-    statements = next(
-        (value for prefix, value in METASTORE_LOCKS.items() if metastore.url.startswith(prefix)),
-        None,
-    )
+    statements = by_url_prefix(METASTORE_LOCKS, metastore.url)
     if statements is None:
         return
     prepare, lock = statements
