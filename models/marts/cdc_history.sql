@@ -116,8 +116,19 @@ lineage_changes as (
     where sorted_changes.op != 'delete'
 ),
 
-known_cells as (
+unknown_columns as (
+    -- The columns a table ever leaves unknown: only their known values can fill a cell.
     select
+        source_system,
+        source_name,
+        source_table,
+        collect_set(column_name) as column_names
+    from unknown_cells
+    group by source_system, source_name, source_table
+),
+
+known_cells as (
+    select /*+ broadcast(unknown_columns) */
         lineage_changes.source_system,
         lineage_changes.source_name,
         lineage_changes.source_table,
@@ -127,8 +138,18 @@ known_cells as (
         cells.column_value,
         false as is_unknown
     from lineage_changes
-        lateral view explode(lineage_changes.row_image) cells as column_name, column_value
-    where cells.column_value is not null
+    inner join unknown_columns
+        on
+            lineage_changes.source_system = unknown_columns.source_system
+            and lineage_changes.source_name = unknown_columns.source_name
+            and lineage_changes.source_table = unknown_columns.source_table
+        lateral view explode(
+            map_filter(
+                lineage_changes.row_image,
+                (column_name, column_value) -> column_value is not null
+                and array_contains(unknown_columns.column_names, column_name)
+            )
+        ) cells as column_name, column_value
 ),
 
 filled_cells as (
@@ -159,35 +180,85 @@ filled_images as (
     group by source_system, source_name, source_table, key_json, sort_key
 ),
 
+changes_and_fills as (
+    -- A change's filled image sorts next to it in key order: the windows below that place it
+    -- share one sort, where a join on sort_key would shuffle the change log twice.
+    select
+        source_system,
+        source_name,
+        source_table,
+        key_json,
+        sort_key,
+        op,
+        row_image,
+        committed_at,
+        txn_id,
+        last_landing_run,
+        key_cohort,
+        cast(null as map <string, string>) as filled_image,
+        false as is_fill
+    from sorted_changes
+    where not is_context
+    union all
+    select
+        source_system,
+        source_name,
+        source_table,
+        key_json,
+        sort_key,
+        cast(null as string) as op,
+        cast(null as map <string, string>) as row_image,
+        cast(null as timestamp) as committed_at,
+        cast(null as string) as txn_id,
+        cast(null as bigint) as last_landing_run,
+        cast(null as int) as key_cohort,
+        filled_image,
+        true as is_fill
+    from filled_images
+),
+
+changes_with_fills as (
+    -- Newest first, a fill just before its change: every window below keeps this one sort and
+    -- reads a key's next change in source order with lag(), its previous with lead().
+    select
+        *,
+        case
+            when lag(sort_key) over newest_first = sort_key
+                then lag(filled_image) over newest_first
+        end as fill_of_change
+    from changes_and_fills
+    window newest_first as (
+        partition by source_system, source_name, source_table, key_json
+        order by sort_key desc, is_fill desc
+    )
+),
+
 completed_changes as (
     -- Partial row images are completed: an unknown column takes the latest earlier value.
     select
-        sorted_changes.*,
+        *,
         coalesce(
             map_zip_with(
-                sorted_changes.row_image,
-                filled_images.filled_image,
+                row_image,
+                fill_of_change,
                 (column_name, own_value, filled_value) -> coalesce(own_value, filled_value)
             ),
-            sorted_changes.row_image
+            row_image
         ) as completed_image
-    from sorted_changes
-    left join filled_images
-        on
-            {{ same_key('sorted_changes', 'filled_images') }}
-            and sorted_changes.sort_key = filled_images.sort_key
+    from changes_with_fills
+    where not is_fill
 ),
 
 transaction_ends as (
     -- Consecutive changes of a key inside one transaction make one version: its last change.
     select
         *,
-        lead(txn_id) over (
-            partition by source_system, source_name, source_table, key_json
-            order by sort_key
-        ) as next_txn_id
+        lag(txn_id) over newest_first as next_txn_id
     from completed_changes
-    where not is_context
+    window newest_first as (
+        partition by source_system, source_name, source_table, key_json
+        order by sort_key desc
+    )
 ),
 
 transitions as (
@@ -208,14 +279,14 @@ state_changes as (
     -- is not a transition.
     select
         *,
-        row_json <=> lag(row_json) over key_order
-        and unavailable_columns <=> lag(unavailable_columns) over key_order
-        and (op = 'delete') = coalesce(lag(op) over key_order = 'delete', true)
+        row_json <=> lead(row_json) over newest_first
+        and unavailable_columns <=> lead(unavailable_columns) over newest_first
+        and (op = 'delete') = coalesce(lead(op) over newest_first = 'delete', true)
             as repeats_previous_state
     from transitions
-    window key_order as (
+    window newest_first as (
         partition by source_system, source_name, source_table, key_json
-        order by sort_key
+        order by sort_key desc
     )
 ),
 
@@ -235,23 +306,14 @@ timed_transitions as (
 versions as (
     select
         *,
-        lead(effective_at) over (
-            partition by source_system, source_name, source_table, key_json
-            order by sort_key
-        ) as valid_to,
-        coalesce(
-            lead(op) over (
-                partition by source_system, source_name, source_table, key_json
-                order by sort_key
-            ) = 'delete',
-            false
-        ) as closed_by_delete,
-        count(*) over (
-            partition by source_system, source_name, source_table, key_json
-            order by sort_key
-            rows between 1 following and unbounded following
-        ) = 0 as is_current
+        lag(effective_at) over newest_first as valid_to,
+        coalesce(lag(op) over newest_first = 'delete', false) as closed_by_delete,
+        row_number() over newest_first = 1 as is_current
     from timed_transitions
+    window newest_first as (
+        partition by source_system, source_name, source_table, key_json
+        order by sort_key desc
+    )
 ),
 
 recomputed_versions as (
