@@ -22,5 +22,5 @@ FIELDS: tuple[str, ...] = tuple(name for name, _ in CHANGE_COLUMNS)
 
 
 def spark_schema(columns: tuple[tuple[str, str], ...]) -> str:
-    """A DDL struct schema, as pandas_udf takes it."""
+    """A DDL struct schema, as a UDF's result type is declared."""
     return ", ".join(f"{name} {data_type}" for name, data_type in columns)

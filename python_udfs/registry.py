@@ -1,6 +1,6 @@
 """Thin Spark wrappers around the pure functions, registered once per SparkSession before dbt's
-first query. Batches cross the JVM boundary as Arrow (pandas UDFs); the per-line work stays in
-plain, unit-tested Python."""
+first query. Batches cross the JVM boundary as Arrow (Arrow UDFs: no pandas in between); the
+per-line work stays in plain, unit-tested Python."""
 
 from __future__ import annotations
 
@@ -8,12 +8,11 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 import pyarrow as pa
 from pyspark.sql import SparkSession
-from pyspark.sql.functions import pandas_udf
-from pyspark.sql.pandas.types import to_arrow_schema
-from pyspark.sql.types import LongType, StringType, StructField, StructType
+from pyspark.sql.functions import arrow_udf
+from pyspark.sql.pandas.types import to_arrow_schema, to_arrow_type
+from pyspark.sql.types import DataType, LongType, StringType, StructField, StructType
 
 from python_udfs import datastream, debezium, pgoutput, spanner
 from python_udfs.change_log import CHANGE_COLUMNS, spark_schema
@@ -55,26 +54,30 @@ def guarded_list(
     return call
 
 
-def _frame(records: Iterable[dict[str, Any]], schema: str) -> pd.DataFrame:
-    """Object columns keep a missing field as None: pandas would make it NaN, which Arrow
-    cannot turn into an array (an error-only row would fail its whole batch)."""
-    names = [field.split()[0] for field in schema.split(", ")]
-    return pd.DataFrame(
-        [[record.get(name) for name in names] for record in records], columns=names, dtype=object
-    )
+def _arrow_type(schema: str) -> pa.DataType:
+    """Spark's own Arrow form of a UDF's DDL result type. Parsing DDL needs the session, so the
+    UDFs are built on the driver and carry the type to the workers."""
+    return to_arrow_type(DataType.fromDDL(schema))
+
+
+def _column(results: Iterable[Any], arrow_type: pa.DataType) -> pa.Array:
+    """pyarrow builds the result column from the parsers' dicts in C: a missing field is null,
+    so an error-only row needs no padding, and no pandas frame is built per batch."""
+    return pa.array(results, type=arrow_type)
 
 
 def datastream_flatten_udf(declared_keys: KeyLookup):
     flatten = guarded(datastream.flatten_event)
+    result_type = _arrow_type(DATASTREAM_CHANGE)
 
-    @pandas_udf(DATASTREAM_CHANGE)
-    def datastream_flatten(lines: pd.Series, source_names: pd.Series) -> pd.DataFrame:
-        return _frame(
+    @arrow_udf(DATASTREAM_CHANGE)
+    def datastream_flatten(lines: pa.Array, source_names: pa.Array) -> pa.Array:
+        return _column(
             (
                 flatten(line, source, declared_keys)
-                for line, source in zip(lines, source_names, strict=True)
+                for line, source in zip(lines.to_pylist(), source_names.to_pylist(), strict=True)
             ),
-            DATASTREAM_CHANGE,
+            result_type,
         )
 
     return datastream_flatten
@@ -82,17 +85,23 @@ def datastream_flatten_udf(declared_keys: KeyLookup):
 
 def debezium_flatten_udf(declared_keys: KeyLookup):
     flatten = guarded(debezium.flatten_record)
+    result_type = _arrow_type(CHANGE)
 
-    @pandas_udf(CHANGE)
+    @arrow_udf(CHANGE)
     def debezium_flatten(
-        lines: pd.Series, source_names: pd.Series, placeholders: pd.Series
-    ) -> pd.DataFrame:
-        return _frame(
+        lines: pa.Array, source_names: pa.Array, placeholders: pa.Array
+    ) -> pa.Array:
+        return _column(
             (
                 flatten(line, source, tuple(marks), declared_keys)
-                for line, source, marks in zip(lines, source_names, placeholders, strict=True)
+                for line, source, marks in zip(
+                    lines.to_pylist(),
+                    source_names.to_pylist(),
+                    placeholders.to_pylist(),
+                    strict=True,
+                )
             ),
-            CHANGE,
+            result_type,
         )
 
     return debezium_flatten
@@ -100,12 +109,16 @@ def debezium_flatten_udf(declared_keys: KeyLookup):
 
 def pgoutput_message_udf():
     decode = guarded(pgoutput.message_row)
+    result_type = _arrow_type(PGOUTPUT_MESSAGE)
 
-    @pandas_udf(PGOUTPUT_MESSAGE)
-    def pgoutput_message(lines: pd.Series, in_stream: pd.Series) -> pd.DataFrame:
-        return _frame(
-            (decode(line, bool(flag)) for line, flag in zip(lines, in_stream, strict=True)),
-            PGOUTPUT_MESSAGE,
+    @arrow_udf(PGOUTPUT_MESSAGE)
+    def pgoutput_message(lines: pa.Array, in_stream: pa.Array) -> pa.Array:
+        return _column(
+            (
+                decode(line, bool(flag))
+                for line, flag in zip(lines.to_pylist(), in_stream.to_pylist(), strict=True)
+            ),
+            result_type,
         )
 
     return pgoutput_message
@@ -114,24 +127,24 @@ def pgoutput_message_udf():
 def pgoutput_changes_udf(declared_keys: KeyLookup):
     """One message may make two changes (a primary key change), so each row gets a list."""
     rows = guarded_list(pgoutput.change_rows)
-    names = [name for name, _ in pgoutput.CHANGE_ROW_COLUMNS]
+    result_type = _arrow_type(PGOUTPUT_CHANGES)
 
-    @pandas_udf(PGOUTPUT_CHANGES)
+    @arrow_udf(PGOUTPUT_CHANGES)
     def pgoutput_changes(
-        relations: pd.Series,
-        kinds: pd.Series,
-        old_kinds: pd.Series,
-        old_tuples: pd.Series,
-        new_tuples: pd.Series,
-        source_names: pd.Series,
-    ) -> pd.Series:
-        return pd.Series(
-            [
-                [{name: row.get(name) for name in names} for row in rows(*args, declared_keys)]
-                for args in zip(
-                    relations, kinds, old_kinds, old_tuples, new_tuples, source_names, strict=True
-                )
-            ]
+        relations: pa.Array,
+        kinds: pa.Array,
+        old_kinds: pa.Array,
+        old_tuples: pa.Array,
+        new_tuples: pa.Array,
+        source_names: pa.Array,
+    ) -> pa.Array:
+        columns = (relations, kinds, old_kinds, old_tuples, new_tuples, source_names)
+        return _column(
+            (
+                rows(*args, declared_keys)
+                for args in zip(*(column.to_pylist() for column in columns), strict=True)
+            ),
+            result_type,
         )
 
     return pgoutput_changes
@@ -140,18 +153,16 @@ def pgoutput_changes_udf(declared_keys: KeyLookup):
 def spanner_flatten_udf(declared_keys: KeyLookup):
     """One line holds one record, which may make many rows (one per mod or child partition)."""
     flatten = guarded_list(spanner.flatten_line)
-    names = [name for name, _ in spanner.COLUMNS]
+    result_type = _arrow_type(SPANNER_ROWS)
 
-    @pandas_udf(SPANNER_ROWS)
-    def spanner_flatten(lines: pd.Series, source_names: pd.Series) -> pd.Series:
-        return pd.Series(
-            [
-                [
-                    {name: row.get(name) for name in names}
-                    for row in flatten(line, source, declared_keys)
-                ]
-                for line, source in zip(lines, source_names, strict=True)
-            ]
+    @arrow_udf(SPANNER_ROWS)
+    def spanner_flatten(lines: pa.Array, source_names: pa.Array) -> pa.Array:
+        return _column(
+            (
+                flatten(line, source, declared_keys)
+                for line, source in zip(lines.to_pylist(), source_names.to_pylist(), strict=True)
+            ),
+            result_type,
         )
 
     return spanner_flatten

@@ -3,6 +3,8 @@
         materialized='incremental',
         incremental_strategy='append',
         partition_by=['landing_run'],
+        pre_hook="{{ finer_scan_splits() }}",
+        post_hook="{{ default_scan_splits() }}",
     )
 }}
 
