@@ -16,7 +16,7 @@ from pyspark.sql.types import DataType, LongType, StringType, StructField, Struc
 
 from python_udfs import datastream, debezium, pgoutput, spanner
 from python_udfs.change_log import CHANGE_COLUMNS, spark_schema
-from python_udfs.table_settings import KeyLookup, declared_key_lookup, parse_table_settings
+from python_udfs.table_settings import declared_key_lookup, parse_table_settings
 
 CHANGE = spark_schema(CHANGE_COLUMNS)
 DATASTREAM_CHANGE = spark_schema(CHANGE_COLUMNS + datastream.EXTRA_COLUMNS)
@@ -66,106 +66,18 @@ def _column(results: Iterable[Any], arrow_type: pa.DataType) -> pa.Array:
     return pa.array(results, type=arrow_type)
 
 
-def datastream_flatten_udf(declared_keys: KeyLookup):
-    flatten = guarded(datastream.flatten_event)
-    result_type = _arrow_type(DATASTREAM_CHANGE)
+def per_row_udf(schema: str, parse: Callable[..., Any], *fixed_args: Any) -> Callable[..., Any]:
+    """An Arrow UDF that calls `parse` on each row's values, then `fixed_args` (settings that
+    are the same for every row, such as the declared keys), and returns its results as one
+    column of Spark type `schema`."""
+    result_type = _arrow_type(schema)
 
-    @arrow_udf(DATASTREAM_CHANGE)
-    def datastream_flatten(lines: pa.Array, source_names: pa.Array) -> pa.Array:
-        return _column(
-            (
-                flatten(line, source, declared_keys)
-                for line, source in zip(lines.to_pylist(), source_names.to_pylist(), strict=True)
-            ),
-            result_type,
-        )
+    @arrow_udf(schema)
+    def apply(*columns: pa.Array) -> pa.Array:
+        rows = zip(*(column.to_pylist() for column in columns), strict=True)
+        return _column((parse(*row, *fixed_args) for row in rows), result_type)
 
-    return datastream_flatten
-
-
-def debezium_flatten_udf(declared_keys: KeyLookup):
-    flatten = guarded(debezium.flatten_record)
-    result_type = _arrow_type(CHANGE)
-
-    @arrow_udf(CHANGE)
-    def debezium_flatten(
-        lines: pa.Array, source_names: pa.Array, placeholders: pa.Array
-    ) -> pa.Array:
-        return _column(
-            (
-                flatten(line, source, tuple(marks), declared_keys)
-                for line, source, marks in zip(
-                    lines.to_pylist(),
-                    source_names.to_pylist(),
-                    placeholders.to_pylist(),
-                    strict=True,
-                )
-            ),
-            result_type,
-        )
-
-    return debezium_flatten
-
-
-def pgoutput_message_udf():
-    decode = guarded(pgoutput.message_row)
-    result_type = _arrow_type(PGOUTPUT_MESSAGE)
-
-    @arrow_udf(PGOUTPUT_MESSAGE)
-    def pgoutput_message(lines: pa.Array, in_stream: pa.Array) -> pa.Array:
-        return _column(
-            (
-                decode(line, bool(flag))
-                for line, flag in zip(lines.to_pylist(), in_stream.to_pylist(), strict=True)
-            ),
-            result_type,
-        )
-
-    return pgoutput_message
-
-
-def pgoutput_changes_udf(declared_keys: KeyLookup):
-    """One message may make two changes (a primary key change), so each row gets a list."""
-    rows = guarded_list(pgoutput.change_rows)
-    result_type = _arrow_type(PGOUTPUT_CHANGES)
-
-    @arrow_udf(PGOUTPUT_CHANGES)
-    def pgoutput_changes(
-        relations: pa.Array,
-        kinds: pa.Array,
-        old_kinds: pa.Array,
-        old_tuples: pa.Array,
-        new_tuples: pa.Array,
-        source_names: pa.Array,
-    ) -> pa.Array:
-        columns = (relations, kinds, old_kinds, old_tuples, new_tuples, source_names)
-        return _column(
-            (
-                rows(*args, declared_keys)
-                for args in zip(*(column.to_pylist() for column in columns), strict=True)
-            ),
-            result_type,
-        )
-
-    return pgoutput_changes
-
-
-def spanner_flatten_udf(declared_keys: KeyLookup):
-    """One line holds one record, which may make many rows (one per mod or child partition)."""
-    flatten = guarded_list(spanner.flatten_line)
-    result_type = _arrow_type(SPANNER_ROWS)
-
-    @arrow_udf(SPANNER_ROWS)
-    def spanner_flatten(lines: pa.Array, source_names: pa.Array) -> pa.Array:
-        return _column(
-            (
-                flatten(line, source, declared_keys)
-                for line, source in zip(lines.to_pylist(), source_names.to_pylist(), strict=True)
-            ),
-            result_type,
-        )
-
-    return spanner_flatten
+    return apply
 
 
 # A landed line of a record file, before landing adds its run and time.
@@ -234,9 +146,15 @@ def record_lines_mapper(
 
 def register_all(spark: SparkSession, tables_file: Path) -> None:
     entries = parse_table_settings(tables_file.read_text()) if tables_file.exists() else []
-    declared_keys = declared_key_lookup(entries)
-    spark.udf.register("datastream_flatten", datastream_flatten_udf(declared_keys))
-    spark.udf.register("debezium_flatten", debezium_flatten_udf(declared_keys))
-    spark.udf.register("pgoutput_message", pgoutput_message_udf())
-    spark.udf.register("pgoutput_changes", pgoutput_changes_udf(declared_keys))
-    spark.udf.register("spanner_flatten", spanner_flatten_udf(declared_keys))
+    keys = (declared_key_lookup(entries),)
+    # One pgoutput message may make two changes (a primary key change), and one Spanner record
+    # many rows (one per mod or child partition): those UDFs return a list per input row.
+    udfs = {
+        "datastream_flatten": (DATASTREAM_CHANGE, guarded(datastream.flatten_event), keys),
+        "debezium_flatten": (CHANGE, guarded(debezium.flatten_record), keys),
+        "pgoutput_message": (PGOUTPUT_MESSAGE, guarded(pgoutput.message_row), ()),
+        "pgoutput_changes": (PGOUTPUT_CHANGES, guarded_list(pgoutput.change_rows), keys),
+        "spanner_flatten": (SPANNER_ROWS, guarded_list(spanner.flatten_line), keys),
+    }
+    for name, (schema, parse, fixed_args) in udfs.items():
+        spark.udf.register(name, per_row_udf(schema, parse, *fixed_args))
