@@ -74,7 +74,7 @@
             end as mono_ts,
             not is_context
             and op != 'delete'
-            and {{ image_has_unknown_values('row_image') }} as has_unknown_values
+            and image_has_unknown_values as has_unknown_values
         from (
             -- The first delivery of an event is the one ordered first among its copies;
             -- ordering the copies side by side under the key keeps one shuffle for the chain.
@@ -110,6 +110,7 @@
                     cast(null as string) as file_path,
                     cast(null as bigint) as line_number,
                     truncates.landing_run,
+                    false as image_has_unknown_values,
                     table_keys.key_cohort,
                     false as is_context
                 from (

@@ -20,6 +20,8 @@ key_registry as (
 final as (
     select {{ write_clustered_by('key_cohort') }}
         new_changes.*,
+        -- Stored so that readers which only ask this skip the images: key successions, history.
+        {{ image_has_unknown_values('new_changes.row_image') }} as image_has_unknown_values,
         key_registry.key_cohort
     from new_changes
     inner join key_registry

@@ -20,7 +20,7 @@ halves as (
     select * from change_log
     where
         op = 'delete'
-        or op in ('insert', 'update') and {{ image_has_unknown_values('row_image') }}
+        or op in ('insert', 'update') and image_has_unknown_values
 ),
 
 new_half_positions as (
