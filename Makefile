@@ -5,6 +5,8 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# Test worker processes, each with its own JVM (tests/conftest.py keeps a module on one worker).
+TEST_WORKERS ?= 2
 
 .PHONY: install run test lint unit clean
 
@@ -26,7 +28,7 @@ lint: $(STAMP)
 	$(BIN)/sqlfluff lint models macros tests
 
 test: lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --no-loadscope-reorder
 
 clean:
 	rm -rf warehouse $(VENV)
