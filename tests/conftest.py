@@ -12,30 +12,27 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from xdist.scheduler import LoadScopeScheduling
 
 TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
 
 
-def worker_unit_of(nodeid: str) -> str:
-    """The unit of work one test worker runs whole: a test module, whose tests share one
-    pipeline run through all its waves; the cluster modules share one embedded reference run."""
-    module = nodeid.split("::", 1)[0]
-    return "tests/cluster" if module.startswith("tests/cluster/") else module
+class ModuleScheduling(LoadScopeScheduling):
+    """`make test` spreads the tests over worker processes (pytest-xdist), one test module at a
+    time, in collection order (the Spark-heavy directories come first): a module's tests share
+    one pipeline run through all its waves, and the cluster modules, kept together, one embedded
+    reference run. Not `--dist loadgroup`: with pytest 9.2 its groups are silently ignored
+    (pytest-dev/pytest-xdist#1386)."""
+
+    def _split_scope(self, nodeid: str) -> str:
+        module = nodeid.split("::", 1)[0]
+        return "tests/cluster" if module.startswith("tests/cluster/") else module
 
 
-def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """`make test` spreads the tests over worker processes (pytest-xdist) by worker_unit_of,
-    in collection order (the Spark-heavy directories come first). Not `--dist loadgroup`: with
-    pytest 9.2 its groups are silently ignored (pytest-dev/pytest-xdist#1386)."""
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> ModuleScheduling | None:
     if config.getvalue("dist") not in ("load", "loadscope"):
         return None
-    from xdist.scheduler import LoadScopeScheduling
-
-    class ModuleGroupScheduling(LoadScopeScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            return worker_unit_of(nodeid)
-
-    return ModuleGroupScheduling(config, log)
+    return ModuleScheduling(config, log)
 
 
 @contextmanager
