@@ -239,8 +239,9 @@ def _sanity(spark) -> dict[str, Any]:
     }
 
 
-def run_phase(phase: str, work: Path, result_path: Path) -> int:
-    """One phase, in this (fresh) process; writes its measurements to `result_path`."""
+def run_phase(phase: str, work: Path, result_path: Path, discard_landed: bool = False) -> int:
+    """One phase, in this (fresh) process; writes its measurements to `result_path`.
+    `discard_landed`: delete each delivery's generated files once landed."""
     from cdc_warehouse.cli import build, start_spark, warehouse_lock
     from cdc_warehouse.landing import land
     from cdc_warehouse.settings import load_settings
@@ -279,6 +280,8 @@ def run_phase(phase: str, work: Path, result_path: Path) -> int:
                 report = land(spark, settings.landing_root)
                 land_seconds.append(round(time.perf_counter() - t0, 3))
                 print(f"bench: {name}: {report.files} files, {report.lines} lines", flush=True)
+                if discard_landed:
+                    workload.discard(work / "workload", name, settings.landing_root)
             t0 = time.perf_counter()
             ok = build(spark, [], settings)
             dbt_seconds = time.perf_counter() - t0
@@ -310,14 +313,22 @@ def _phase_env(work: Path, phase: str) -> dict[str, str]:
     return env
 
 
-def _run_child(phase: str, work: Path) -> dict[str, Any]:
+def _run_child(phase: str, work: Path, discard_landed: bool = False) -> dict[str, Any]:
     result_path = work / f"result-{phase}.json"
     result_path.unlink(missing_ok=True)
     log = work / f"{phase}.log"
     with log.open("w") as handle:
         wall_started = time.perf_counter()
         child = subprocess.Popen(
-            [sys.executable, "-m", "cdc_warehouse.benchmark", "_phase", phase, str(work)],
+            [
+                sys.executable,
+                "-m",
+                "cdc_warehouse.benchmark",
+                "_phase",
+                phase,
+                str(work),
+                *(["--discard-landed-waves"] if discard_landed else []),
+            ],
             env=_phase_env(work, phase),
             stdout=handle,
             stderr=subprocess.STDOUT,
@@ -354,7 +365,7 @@ def _workload(spec: workload.Spec, root: Path, regenerate: bool) -> dict[str, An
         wanted.pop("jobs")
         held = dict(manifest["spec"])
         held.pop("jobs", None)
-        if held == wanted:
+        if held == wanted and workload.is_complete(root, manifest):
             return manifest
     return workload.generate(spec, root)
 
@@ -458,7 +469,7 @@ def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
         _reset(work / "landing")
         (work / "landing").mkdir()
         print("bench: full build", file=sys.stderr, flush=True)
-        results["full"] = _run_child("full", work)
+        results["full"] = _run_child("full", work, args.discard_landed_waves)
         shutil.copytree(work / "warehouse", work / "warehouse.base")
     for mode in workload.TOPUP_MODES:
         if mode not in phases:
@@ -561,6 +572,13 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--regenerate", action="store_true", help="generate even if present")
     parser.add_argument("--keep", action="store_true", help="keep the full build's warehouse copy")
     parser.add_argument(
+        "--discard-landed-waves",
+        action="store_true",
+        help="delete each base wave's generated files once the full build has landed it, for a "
+        "scale whose workload and build do not fit on the disk together (the next run "
+        "generates the workload again)",
+    )
+    parser.add_argument(
         "--reuse-full",
         action="store_true",
         help="measure the incremental phases on the full build kept by an earlier --keep run "
@@ -578,7 +596,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["_phase"]:
-        return run_phase(argv[1], Path(argv[2]), Path(argv[2]) / f"result-{argv[1]}.json")
+        phase, work = argv[1], Path(argv[2])
+        discard_landed = "--discard-landed-waves" in argv[3:]
+        return run_phase(phase, work, work / f"result-{phase}.json", discard_landed)
     if argv[:1] == ["--summarize"]:
         # Recompute ratios and the table of a stored result (e.g. after a change of this
         # module's bookkeeping), without running anything.

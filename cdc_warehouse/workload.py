@@ -1322,6 +1322,18 @@ def unstage(out: Path | str, name: str, landing_root: Path | str) -> None:
         (Path(landing_root) / relative).unlink(missing_ok=True)
 
 
+def discard(out: Path | str, name: str, landing_root: Path | str) -> None:
+    """Delete a landed delivery's files from the landing root and the workload: at 50M events
+    the workload (47 GB) and a build's shuffle and spill do not fit on one disk together. The
+    workload is incomplete afterwards (`is_complete`), so the next bench generates it again."""
+    unstage(out, name, landing_root)
+    shutil.rmtree(Path(out) / name, ignore_errors=True)
+
+
+def is_complete(out: Path | str, manifest: dict[str, Any]) -> bool:
+    return all((Path(out) / name).is_dir() for name in manifest["deliveries"])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m cdc_warehouse.workload", description=__doc__.split("\n")[0]

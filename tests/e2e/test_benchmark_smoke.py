@@ -14,9 +14,15 @@ RSS_FIELDS = {"driver", "driver_python", "jvm", "jvm_largest", "jvm_hwm", "worke
 def test_bench_command_writes_every_field_and_sane_marts(tmp_path, java_available):
     out = tmp_path / "results.json"
     workload_args = ["--scale", "2000", "--waves", "2", "--work", str(tmp_path / "work")]
-    code = benchmark.main([*workload_args, "--out", str(out), "--keep"])
-    assert code == 0
+    run = [*workload_args, "--out", str(out), "--keep", "--discard-landed-waves"]
+    assert benchmark.main(run) == 0
     document = json.loads(out.read_text())
+    # Each base wave's files were deleted once landed; the top-ups are still there.
+    generated = tmp_path / "work" / "workload"
+    assert not list(generated.glob("wave-*"))
+    assert {p.name for p in generated.glob("topup-*")} == {
+        f"topup-{mode}" for mode in workload.TOPUP_MODES
+    }
     assert document["scale"] == 2000
     assert set(document["phases"]) == {"floor", *("full", *workload.TOPUP_MODES)}
     floor = document["phases"]["floor"]
@@ -61,3 +67,5 @@ def test_bench_command_writes_every_field_and_sane_marts(tmp_path, java_availabl
     assert second["phases"]["full"]["seconds"] == document["phases"]["full"]["seconds"]
     assert second["phases"]["realistic"]["sanity"]["current_matches_live_keys"]
     assert second["phases"]["realistic"]["dbt_success"] is True
+    # The workload, incomplete after the discarding run, was generated again.
+    assert len(list(generated.glob("wave-*"))) == 2

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 
-from cdc_warehouse import benchmark
+from cdc_warehouse import benchmark, workload
 
 
 def node(unique_id: str, seconds: float) -> dict:
@@ -57,3 +57,21 @@ def test_cli_knows_the_bench_command():
     from cdc_warehouse.cli import USAGE
 
     assert "cdcw bench" in USAGE
+
+
+def test_a_discarded_wave_makes_the_next_run_generate_the_workload_again(tmp_path):
+    spec = workload.Spec(scale=3_000, seed=5, waves=2, jobs=1)
+    root, landing = tmp_path / "workload", tmp_path / "landing"
+    first = benchmark._workload(spec, root, regenerate=False)
+    assert benchmark._workload(spec, root, regenerate=False) == first
+
+    workload.stage(root, "wave-0000", landing)
+    workload.discard(root, "wave-0000", landing)
+    assert not (root / "wave-0000").exists()
+    assert not [p for p in landing.rglob("*") if p.is_file()]
+    assert (root / "wave-0001").is_dir() and (root / "topup-realistic").is_dir()
+    assert not workload.is_complete(root, first)
+
+    again = benchmark._workload(spec, root, regenerate=False)
+    assert workload.is_complete(root, again)
+    assert again["deliveries"] == first["deliveries"]
