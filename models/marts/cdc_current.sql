@@ -1,12 +1,6 @@
 {%- if is_incremental() %}
-    {%- set processed_through = max_processed(this, 'last_landing_run') %}
     {%- set touched = touched_cohorts(
-        ref('cdc_history'), 'last_landing_run', processed_through
-    ) %}
-    {%- set recomputed_filter = 'last_landing_run > ' ~ processed_through ~ ' and '
-        ~ in_values('key_cohort', touched) %}
-    {%- set recomputed_hint = broadcast_hint(
-        'recomputed_versions', count_rows(ref('cdc_history'), recomputed_filter)
+        ref('cdc_history'), 'last_landing_run', max_processed(this, 'last_landing_run')
     ) %}
 {%- endif %}
 
@@ -19,18 +13,13 @@
     )
 }}
 
-{#- A run takes the open versions of the keys cdc_history recomputed and keeps the other rows of
-    the partitions it rewrites (docs/decisions/003): recomputed history rows are newer than
-    anything this table reflects, and sit in their own files, so their scan skips the rest. -#}
+{#- A run rewrites the partitions that hold a key cdc_history recomputed, straight from
+    history's open versions there (docs/decisions/003): each rewritten partition is what a full
+    refresh writes, and no join with this table's old rows is needed. Reading history's rows of
+    those partitions measured cheaper than carrying this table's other rows through an anti join
+    (docs/benchmarks.md item 39). -#}
 
-with recomputed_versions as (
-    select * from {{ ref('cdc_history') }}
-    {%- if is_incremental() %}
-        where {{ recomputed_filter }}
-    {%- endif %}
-),
-
-open_versions as (
+with open_versions as (
     select
         source_system,
         source_name,
@@ -43,35 +32,16 @@ open_versions as (
         sort_key,
         last_landing_run,
         key_cohort
-    from recomputed_versions
-    where is_current
-),
-
-{%- if is_incremental() %}
-
-    carried_rows as (
-        select previous.*
-        from {{ this }} as previous
-        where
-            {{ in_values('previous.key_cohort', touched) }}
-            and not exists (
-                select {{ recomputed_hint }} 1 from recomputed_versions
-                where
-                    {{ same_key('recomputed_versions', 'previous') }}
-            )
-    ),
-{%- endif %}
-
-current_rows as (
-    select * from open_versions
-    {%- if is_incremental() %}
-        union all
-        select * from carried_rows
-    {%- endif %}
+    from {{ ref('cdc_history') }}
+    where
+        is_current
+        {%- if is_incremental() %}
+            and {{ in_values('key_cohort', touched) }}
+        {%- endif %}
 ),
 
 final as (
-    select {{ write_clustered_by('key_cohort') }} * from current_rows
+    select {{ write_clustered_by('key_cohort') }} * from open_versions
 )
 
 select * from final
