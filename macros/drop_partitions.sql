@@ -12,15 +12,22 @@
 {%- endmacro %}
 
 
+{#- The partitions an incremental cdc_current run rewrites: those where cdc_history holds
+    versions newer than cdc_current reflects. The model and its pre-hook both need them, and a
+    hook does not see the model's variables. -#}
+{% macro touched_current_cohorts() -%}
+    {{ return(touched_cohorts(
+        ref('cdc_history'), 'last_landing_run', max_processed(this, 'last_landing_run')
+    )) }}
+{%- endmacro %}
+
+
 {#- Pre-hook of cdc_current: touched partitions where no key is live any more. -#}
 {% macro drop_emptied_current_partitions() -%}
     {%- if not is_incremental() -%}
         select 1
     {%- else -%}
-        {#- A hook does not see the model's variables, so it reads the watermark itself. -#}
-        {%- set touched = touched_cohorts(
-            ref('cdc_history'), 'last_landing_run', max_processed(this, 'last_landing_run')
-        ) -%}
+        {%- set touched = touched_current_cohorts() -%}
         {%- set live = distinct_values(
             ref('cdc_history'), 'key_cohort', 'is_current and ' ~ in_values('key_cohort', touched)
         ) -%}

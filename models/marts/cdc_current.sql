@@ -1,7 +1,5 @@
 {%- if is_incremental() %}
-    {%- set touched = touched_cohorts(
-        ref('cdc_history'), 'last_landing_run', max_processed(this, 'last_landing_run')
-    ) %}
+    {%- set touched = touched_current_cohorts() %}
 {%- endif %}
 
 {{
@@ -17,7 +15,7 @@
     history's open versions there (docs/decisions/003): each rewritten partition is what a full
     refresh writes, and no join with this table's old rows is needed. Reading history's rows of
     those partitions measured cheaper than carrying this table's other rows through an anti join
-    (docs/benchmarks.md item 39). -#}
+    (docs/benchmarks.md item 40). -#}
 
 with open_versions as (
     select
