@@ -33,11 +33,13 @@
     ) %}
 {%- endif %}
 {%- set changed_keys_hint = broadcast_hint('changed_keys', changed_key_count) %}
-{#- On disk: at a full build it is the whole change log, which would crowd the heap. -#}
+{#- On disk, and in full-sized partitions: at a full build it is the whole change log, which
+    would crowd the heap. -#}
 {%- set sorted_changes = cached_view(
     'cdc_history__sorted_changes',
     history_sorted_changes(changed_keys, touched, predecessor_cohorts, changed_key_count),
-    'DISK_ONLY'
+    'DISK_ONLY',
+    coalesce_output=is_incremental()
 ) %}
 
 with key_successions as (
