@@ -33,8 +33,9 @@
     ) %}
 {%- endif %}
 {%- set changed_keys_hint = broadcast_hint('changed_keys', changed_key_count) %}
-{#- On disk, and in full-sized partitions: at a full build it is the whole change log, which
-    would crowd the heap. -#}
+{#- On disk: at a full build it is the whole change log, which would crowd the heap. Its
+    partitions are then full-sized, and merging them measured slower (docs/benchmarks.md
+    item 41), so only an incremental run's are coalesced. -#}
 {%- set sorted_changes = cached_view(
     'cdc_history__sorted_changes',
     history_sorted_changes(changed_keys, touched, predecessor_cohorts, changed_key_count),
