@@ -15,6 +15,9 @@ import pytest
 from xdist.scheduler import LoadScopeScheduling
 
 TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
+# `cdcw run` arguments for a run whose marts are compared with a reference run in which the
+# dbt tests ran: the comparison is the check, and the tests are a fifth of a small build.
+BUILD_WITHOUT_TESTS = ("--exclude-resource-type", "test")
 
 
 class ModuleScheduling(LoadScopeScheduling):

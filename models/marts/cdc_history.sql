@@ -33,14 +33,18 @@
     ) %}
 {%- endif %}
 {%- set changed_keys_hint = broadcast_hint('changed_keys', changed_key_count) %}
-{#- On disk: at a full build it is the whole change log, which would crowd the heap. Its
-    partitions are then full-sized, and merging them measured slower (docs/benchmarks.md
-    item 41), so only an incremental run's are coalesced. -#}
+{#- On disk: at a full build it is the whole change log, which would crowd the heap. A large
+    change log fills its partitions, and merging them measured slower (docs/benchmarks.md
+    item 41); one small enough to broadcast is merged, as an incremental run's changes are
+    (item 42). -#}
+{%- set coalesce_sorted_changes = is_incremental() or (
+    count_rows(ref('int_cdc__change_log'), 'true') <= var('cdc_broadcast_max_rows') | int
+) %}
 {%- set sorted_changes = cached_view(
     'cdc_history__sorted_changes',
     history_sorted_changes(changed_keys, touched, predecessor_cohorts, changed_key_count),
     'DISK_ONLY',
-    coalesce_output=is_incremental()
+    coalesce_output=coalesce_sorted_changes
 ) %}
 
 with key_successions as (

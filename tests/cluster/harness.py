@@ -24,8 +24,6 @@ from cdc_warehouse.settings import PROJECT_DIR
 
 SAMPLE_LANDING = PROJECT_DIR / "sample_data" / "landing"
 MARTS = ("cdc_current", "cdc_history", "cdc_quarantine")
-# The dbt tests ran in the embedded reference run; these runs are compared with its marts.
-BUILD_WITHOUT_TESTS = ("--exclude-resource-type", "test")
 PYSPARK_HOME = Path(pyspark.__file__).resolve().parent
 # Variables of ours, or that would steer Spark, which the parent test process may carry.
 INHERITED_OUT = ("CDC_", "SPARK_", "PYSPARK_", "PYTHONPATH", "JAVA_TOOL_OPTIONS")

@@ -10,9 +10,9 @@ import time
 import pytest
 
 from cdc_warehouse.settings import PROJECT_DIR
+from tests.conftest import BUILD_WITHOUT_TESTS
 
 from .harness import (
-    BUILD_WITHOUT_TESTS,
     PYSPARK_HOME,
     SAMPLE_LANDING,
     CdcwProcess,

@@ -17,10 +17,10 @@ import pytest
 
 from cdc_warehouse.settings import PROJECT_DIR
 from cdc_warehouse.spark import METASTORE_LOCKS
+from tests.conftest import BUILD_WITHOUT_TESTS
 from tests.pg.postgres import LocalPostgres, ensure_jdbc_driver
 
 from .harness import (
-    BUILD_WITHOUT_TESTS,
     SAMPLE_LANDING,
     CdcwProcess,
     base_env,

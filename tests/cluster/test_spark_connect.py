@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 
 from cdc_warehouse.settings import PROJECT_DIR
+from tests.conftest import BUILD_WITHOUT_TESTS
 
 from .harness import (
-    BUILD_WITHOUT_TESTS,
     SAMPLE_LANDING,
     base_env,
     cdcw,
