@@ -2,9 +2,10 @@
     its build processes: the tests of the models that follow cdc_history (cdc_history,
     cdc_current and the typed views over them) then read only the rows the build rewrote (the
     keys it recomputed; a carried row is unchanged and was tested when it was written,
-    docs/decisions/003), and the Spanner tests read only the changes it applied. Without the
-    var (any `cdcw dbt test`, a full refresh) they read everything. Typed column discovery
-    (macros/typed_models.sql) reads the same rows. -#}
+    docs/decisions/003), the Spanner tests read only the changes it applied, and the
+    uniqueness tests of the append-only key registry and Spanner transactions only the values
+    it appended. Without the var (any `cdcw dbt test`, a full refresh) they read everything.
+    Typed column discovery (macros/typed_models.sql) reads the same rows. -#}
 
 {#- Whether a relation's rows carry last_landing_run from cdc_history: the two marts and every
     typed model (one with meta.cdc_source). `graph` is empty while dbt parses. -#}
@@ -52,4 +53,30 @@
         {{ return("(select * from " ~ scoped ~ " where " ~ where ~ ")") }}
     {%- endif -%}
     {{ return(scoped) }}
+{%- endmacro %}
+
+
+{#- For a uniqueness test of an append-only model: the rows sharing their values (`columns`)
+    with a row this build appended (`appended_in`, the model's landing-run column), the older
+    rows included, since a new row may repeat an old one; older rows were checked when they
+    were appended. So the test costs what the build added, not the whole table. Every row when
+    the build tests everything, or added more rows than a broadcast holds. -#}
+{% macro rows_sharing_appended_values(model, columns, appended_in) -%}
+    {%- set appended = written_by_this_build(appended_in) if appended_in else 'true' -%}
+    {%- set broadcast_max_rows = var('cdc_broadcast_max_rows') | int -%}
+    {%- if appended == 'true' or count_rows(model, appended) > broadcast_max_rows -%}
+        {{ return(model) }}
+    {%- endif -%}
+    {%- set same_values = [] -%}
+    {%- for column in columns -%}
+        {%- do same_values.append(
+            'model_rows.' ~ column ~ ' <=> appended_values.' ~ column
+        ) -%}
+    {%- endfor -%}
+    {{ return(
+        '(select /*+ broadcast(appended_values) */ model_rows.* from ' ~ model ~ ' as model_rows'
+        ~ ' left semi join (select distinct ' ~ columns | join(', ') ~ ' from ' ~ model
+        ~ ' where ' ~ appended ~ ') as appended_values on '
+        ~ same_values | join(' and ') ~ ')'
+    ) }}
 {%- endmacro %}

@@ -7,6 +7,9 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import pyarrow
+import pyarrow.parquet
+
 from python_udfs.datastream import avro_events
 from tests.conftest import Pipeline
 from tests.unit.test_datastream import avro_file, avro_record
@@ -49,6 +52,13 @@ def test_every_line_lands_once_with_its_exact_file_and_number(java_available, tm
     # A second run lands nothing again.
     assert pipeline.cdcw("land") == 0
     assert len(pipeline.rows("cdc_raw.datastream_lines")) == len(expected)
+
+    # Timestamps are written as parquet's own type, not the legacy INT96.
+    files = list((pipeline.warehouse_dir / "cdc_raw.db" / "datastream_lines").rglob("*.parquet"))
+    assert files
+    for file in files:
+        landed_at = pyarrow.parquet.ParquetFile(file).schema_arrow.field("landed_at")
+        assert landed_at.type == pyarrow.timestamp("us", tz="UTC")
 
 
 def test_avro_files_land_record_by_record_in_batches_beside_text_files(java_available, tmp_path):

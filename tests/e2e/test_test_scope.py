@@ -1,7 +1,8 @@
 """`cdcw run` tests the rows its build rewrote, `cdcw dbt test` tests everything: a corrupt
-history or current row of a key the run did not change, a typed row that does not fit its type
-and a Spanner change applied before its parent partition finished, all from an earlier run,
-pass the first and fail the second. Typed column discovery follows the same scope."""
+history or current row of a key the run did not change, a typed row that does not fit its type,
+a Spanner change applied before its parent partition finished and a key registered twice, all
+from an earlier run, pass the first and fail the second. Typed column discovery follows the
+same scope."""
 
 from __future__ import annotations
 
@@ -118,6 +119,27 @@ def released_before_its_parent_finished(spark) -> None:
     )
 
 
+REGISTRY_UNIQUE = "one_registry_row_per_key"
+
+
+def registered_again(spark, key_json: str, first_landing_run: int) -> None:
+    """The key registry's row of a key, again, as if a run had first seen it."""
+    registry = "cdc_internal.int_cdc__key_registry"
+    again = (
+        spark.table(registry)
+        .where(F.col("key_json") == key_json)
+        .withColumn("first_landing_run", F.lit(first_landing_run).cast("bigint"))
+    )
+    assert again.count() == 1
+    again.write.insertInto(registry)
+
+
+def registry_test_scoped_from(pipeline: Pipeline, landing_run: int) -> int:
+    """The key registry's test as a build that processes landing runs from `landing_run` on."""
+    scoped_vars = f"{{cdc_keys_per_partition: 2, cdc_test_from_landing_run: {landing_run}}}"
+    return pipeline.cdcw("dbt", "test", "--select", "int_cdc__key_registry", "--vars", scoped_vars)
+
+
 def failed_tests(pipeline: Pipeline) -> set[str]:
     results = json.loads(Path(pipeline.warehouse_dir, "_dbt/target/run_results.json").read_text())
     return {
@@ -152,6 +174,7 @@ def test_run_checks_what_it_rewrote_and_dbt_test_checks_everything(
         "'{\"id\":99}', row_json, unavailable_columns, last_op, last_committed_at, sort_key, "
         f"last_landing_run, {UNTOUCHED_COHORT} from cdc_current where key_json = '{{\"id\":3}}'"
     )
+    registered_again(pipeline.spark(), '{"id":3}', first_landing_run=1)
     copy_with_misfit_stock(pipeline.spark(), "cdc_history")
     copy_with_misfit_stock(pipeline.spark(), "cdc_current")
     released_before_its_parent_finished(pipeline.spark())
@@ -182,8 +205,16 @@ def test_run_checks_what_it_rewrote_and_dbt_test_checks_everything(
         "typed_values_fit_shop_products_history_",
         "spanner_changes_wait_for_the_watermark",
         "spanner_children_after_their_parents",
+        REGISTRY_UNIQUE,
     } <= failed_tests(pipeline)
     assert pipeline.cdcw("dbt", "run", "--select", "shop_products_current", *DBT_VARS) == 0
     assert "legacy_code" in pipeline.spark().table("shop_products_current").columns
     monkeypatch.setenv("CDC_TEST_SCOPE", "all")
     assert pipeline.cdcw("run", *DBT_VARS) == 1
+
+    # A key registered again by a later build repeats a row of an earlier one: the scoped test
+    # of that build compares its new rows with every row; a build after it checks nothing old.
+    registered_again(pipeline.spark(), '{"id":4}', first_landing_run=5)
+    assert registry_test_scoped_from(pipeline, 5) == 1
+    assert failed_tests(pipeline) == {REGISTRY_UNIQUE}
+    assert registry_test_scoped_from(pipeline, 6) == 0

@@ -1,11 +1,13 @@
-{#- No two rows share these columns' values. -#}
-{% test unique_combination(model, columns) %}
+{#- No two rows share these columns' values. An append-only model names the column holding the
+    landing run a row was appended in (`appended_in`), so a build that tests what it wrote
+    checks only the values its own rows hold (macros/test_scope.sql). -#}
+{% test unique_combination(model, columns, appended_in=none) %}
 
 with counted as (
     select
         {{ columns | join(', ') }},
         count(*) as copies
-    from {{ model }}
+    from {{ rows_sharing_appended_values(model, columns, appended_in) }}
     group by {{ columns | join(', ') }}
 ),
 
