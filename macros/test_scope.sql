@@ -63,8 +63,11 @@
     the build tests everything, or added more rows than a broadcast holds. -#}
 {% macro rows_sharing_appended_values(model, columns, appended_in) -%}
     {%- set appended = written_by_this_build(appended_in) if appended_in else 'true' -%}
-    {%- set broadcast_max_rows = var('cdc_broadcast_max_rows') | int -%}
-    {%- if appended == 'true' or count_rows(model, appended) > broadcast_max_rows -%}
+    {%- if appended == 'true' -%}
+        {{ return(model) }}
+    {%- endif -%}
+    {%- set hint = broadcast_hint('appended_values', count_rows(model, appended)) -%}
+    {%- if not hint -%}
         {{ return(model) }}
     {%- endif -%}
     {%- set same_values = [] -%}
@@ -74,7 +77,7 @@
         ) -%}
     {%- endfor -%}
     {{ return(
-        '(select /*+ broadcast(appended_values) */ model_rows.* from ' ~ model ~ ' as model_rows'
+        '(select ' ~ hint ~ ' model_rows.* from ' ~ model ~ ' as model_rows'
         ~ ' left semi join (select distinct ' ~ columns | join(', ') ~ ' from ' ~ model
         ~ ' where ' ~ appended ~ ') as appended_values on '
         ~ same_values | join(' and ') ~ ')'

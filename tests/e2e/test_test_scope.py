@@ -134,19 +134,29 @@ def registered_again(spark, key_json: str, first_landing_run: int) -> None:
     again.write.insertInto(registry)
 
 
-def registry_test_scoped_from(pipeline: Pipeline, landing_run: int) -> int:
+def registry_test_scoped_from(
+    pipeline: Pipeline, landing_run: int, broadcast_max_rows: int = 500000
+) -> int:
     """The key registry's test as a build that processes landing runs from `landing_run` on."""
-    scoped_vars = f"{{cdc_keys_per_partition: 2, cdc_test_from_landing_run: {landing_run}}}"
+    scoped_vars = (
+        f"{{cdc_keys_per_partition: 2, cdc_test_from_landing_run: {landing_run}, "
+        f"cdc_broadcast_max_rows: {broadcast_max_rows}}}"
+    )
     return pipeline.cdcw("dbt", "test", "--select", "int_cdc__key_registry", "--vars", scoped_vars)
 
 
-def failed_tests(pipeline: Pipeline) -> set[str]:
+def failing_rows(pipeline: Pipeline) -> dict[str, int]:
+    """The failed tests of the last dbt command, by name, with the rows each returned."""
     results = json.loads(Path(pipeline.warehouse_dir, "_dbt/target/run_results.json").read_text())
     return {
-        result["unique_id"].split(".")[2]
+        result["unique_id"].split(".")[2]: result["failures"]
         for result in results["results"]
         if result["status"] == "fail"
     }
+
+
+def failed_tests(pipeline: Pipeline) -> set[str]:
+    return set(failing_rows(pipeline))
 
 
 def test_run_checks_what_it_rewrote_and_dbt_test_checks_everything(
@@ -216,5 +226,9 @@ def test_run_checks_what_it_rewrote_and_dbt_test_checks_everything(
     # of that build compares its new rows with every row; a build after it checks nothing old.
     registered_again(pipeline.spark(), '{"id":4}', first_landing_run=5)
     assert registry_test_scoped_from(pipeline, 5) == 1
-    assert failed_tests(pipeline) == {REGISTRY_UNIQUE}
+    assert failing_rows(pipeline) == {REGISTRY_UNIQUE: 1}
     assert registry_test_scoped_from(pipeline, 6) == 0
+    # More appended rows than the broadcast limit admits: every row is checked, so key 3's old
+    # duplicate fails beside key 4's.
+    assert registry_test_scoped_from(pipeline, 5, broadcast_max_rows=0) == 1
+    assert failing_rows(pipeline) == {REGISTRY_UNIQUE: 2}
