@@ -1,7 +1,9 @@
 """`cdcw`: one process that owns the SparkSession, registers the UDFs and runs dbt in it.
 
 cdcw run [DBT BUILD ARGS...]   land new files, then `dbt build` (the scheduled job; the marts'
-                               tests check the rows this build rewrote, CDC_TEST_SCOPE=all: all)
+                               tests check the rows this build rewrote, CDC_TEST_SCOPE=all: all);
+                               no build when nothing landed since its last successful one and
+                               nothing else changed (CDC_ALWAYS_BUILD=1: build anyway)
 cdcw land                      land new files only
 cdcw dbt ARGS...               any dbt command, arguments passed through unchanged
 cdcw bench --scale N [--out F] generate a workload and measure the pipeline against its floor
@@ -15,8 +17,9 @@ import os
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
-from cdc_warehouse import prereqs
+from cdc_warehouse import build_record, prereqs
 from cdc_warehouse.settings import (
     CONNECT,
     LOCAL,
@@ -26,6 +29,9 @@ from cdc_warehouse.settings import (
     WarehouseBusy,
     load_settings,
 )
+
+if TYPE_CHECKING:
+    from cdc_warehouse.landing import LandingReport
 
 USAGE = __doc__ or ""
 
@@ -100,7 +106,7 @@ def start_spark(settings: Settings):
     return spark
 
 
-def land_files(spark, settings: Settings) -> None:
+def land_files(spark, settings: Settings) -> LandingReport:
     from cdc_warehouse.landing import land
 
     report = land(spark, settings.landing_root)
@@ -115,6 +121,7 @@ def land_files(spark, settings: Settings) -> None:
             "not process were left in place",
             file=sys.stderr,
         )
+    return report
 
 
 def with_dbt_vars(args: Sequence[str], extra: dict[str, object]) -> list[str]:
@@ -164,6 +171,37 @@ def build(spark, build_args: Sequence[str], settings: Settings) -> bool:
     return run_dbt(with_dbt_vars(["build", *build_args], scope), settings)
 
 
+def build_fingerprint(build_args: Sequence[str], settings: Settings) -> str:
+    from dbt.version import __version__ as dbt_version
+
+    return build_record.fingerprint(
+        PROJECT_DIR, settings.tables_file, build_args, os.environ, dbt_version
+    )
+
+
+def build_new_landings(
+    spark, report: LandingReport, build_args: Sequence[str], settings: Settings
+) -> bool:
+    """The scheduled job's build, skipped when the last one saw everything there is."""
+    digest = build_fingerprint(build_args, settings)
+    last = build_record.read(settings.dbt_dir)
+    if build_record.up_to_date(
+        last, report.newest_run, report.files, digest, build_args, os.environ
+    ):
+        print(
+            f"cdcw: nothing new since the build of {last.finished_at} (landing run "
+            f"{last.landing_run}, same project and arguments): the marts are current, dbt not "
+            f"run ({build_record.ALWAYS_BUILD}=1 builds anyway)",
+            file=sys.stderr,
+        )
+        return True
+    build_record.forget(settings.dbt_dir)
+    if not build(spark, build_args, settings):
+        return False
+    build_record.write(settings.dbt_dir, report.newest_run, digest)
+    return True
+
+
 def execute(argv: Sequence[str], settings: Settings) -> int:
     if not argv or argv[0] in {"-h", "--help", "help"}:
         print(USAGE)
@@ -182,12 +220,13 @@ def execute(argv: Sequence[str], settings: Settings) -> int:
     with warehouse_lock(settings):
         spark = start_spark(settings)
         try:
-            if command in {"run", "land"}:
-                land_files(spark, settings)
+            if command == "dbt":
+                build_record.forget(settings.dbt_dir)
+                return 0 if run_dbt(rest, settings) else 1
+            report = land_files(spark, settings)
             if command == "land":
                 return 0
-            ok = run_dbt(rest, settings) if command == "dbt" else build(spark, rest, settings)
-            return 0 if ok else 1
+            return 0 if build_new_landings(spark, report, rest, settings) else 1
         finally:
             if settings.target != LOCAL:
                 # End the cluster application (or Connect session) in order, rather than at

@@ -59,6 +59,11 @@ class LandingReport:
     lines: int
     skipped_unsupported: int
 
+    @property
+    def newest_run(self) -> int:
+        """The newest landing run the warehouse holds after this one (0: none yet)."""
+        return self.landing_run if self.files else self.landing_run - 1
+
 
 def ensure_raw_tables(spark: SparkSession) -> None:
     spark.sql(f"create database if not exists {RAW_SCHEMA}")

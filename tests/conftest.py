@@ -81,6 +81,11 @@ class Pipeline:
         with patched_env(self.env()):
             return main(list(args))
 
+    def dbt_invocations(self) -> int:
+        """How many dbt commands have run on this warehouse (each logs its start)."""
+        log = self.warehouse_dir / "_dbt" / "logs" / "dbt.log"
+        return log.read_text(errors="replace").count("Running with dbt=") if log.exists() else 0
+
     def spark(self):
         from cdc_warehouse.settings import load_settings
         from cdc_warehouse.spark import build_session

@@ -79,9 +79,22 @@ def test_history_has_versions_from_several_key_partitions(waves_run):
     assert len({row["key_cohort"] for row in snapshots[-1]["cdc_history"]}) >= 5
 
 
-def test_a_run_without_new_files_changes_nothing(waves_run):
-    pipeline, snapshots = waves_run
+def test_a_run_without_new_files_skips_the_build(waves_run, capsys):
+    pipeline, _ = waves_run
+    invocations = pipeline.dbt_invocations()
+    capsys.readouterr()
     assert pipeline.cdcw("run", *DBT_VARS) == 0
+    assert pipeline.dbt_invocations() == invocations
+    assert "the marts are current, dbt not run" in capsys.readouterr().err
+
+
+def test_after_a_dbt_command_a_run_without_new_files_builds_and_changes_nothing(waves_run):
+    pipeline, snapshots = waves_run
+    # Any `cdcw dbt` command may change the marts, so the next run cannot trust the last build.
+    assert pipeline.cdcw("dbt", "ls", "--select", "cdc_history", *DBT_VARS) == 0
+    invocations = pipeline.dbt_invocations()
+    assert pipeline.cdcw("run", *DBT_VARS) == 0
+    assert pipeline.dbt_invocations() == invocations + 1
     assert snapshot(pipeline) == snapshots[-1]
 
 

@@ -123,9 +123,12 @@ def test_history_has_versions_from_several_key_partitions(waves_run):
     assert len({row["key_cohort"] for row in snapshots[-1]["cdc_history"]}) >= 4
 
 
-def test_a_run_without_new_files_changes_nothing(waves_run):
+def test_a_forced_run_without_new_files_changes_nothing(waves_run, monkeypatch):
     pipeline, snapshots, statuses = waves_run
+    monkeypatch.setenv("CDC_ALWAYS_BUILD", "1")
+    invocations = pipeline.dbt_invocations()
     assert pipeline.cdcw("run", *DBT_VARS) == 0
+    assert pipeline.dbt_invocations() == invocations + 1
     assert snapshot(pipeline) == snapshots[-1]
     assert read_status(pipeline) == statuses[-1]
 

@@ -221,6 +221,13 @@ def test_run_checks_what_it_rewrote_and_dbt_test_checks_everything(
     assert "legacy_code" in pipeline.spark().table("shop_products_current").columns
     monkeypatch.setenv("CDC_TEST_SCOPE", "all")
     assert pipeline.cdcw("run", *DBT_VARS) == 1
+    # A failed build records nothing: the same run again, with nothing new landed, builds (and
+    # fails) instead of skipping as if the marts were current.
+    registry_check = ("run", "--select", REGISTRY_UNIQUE, *DBT_VARS)
+    assert pipeline.cdcw(*registry_check) == 1
+    invocations = pipeline.dbt_invocations()
+    assert pipeline.cdcw(*registry_check) == 1
+    assert pipeline.dbt_invocations() == invocations + 1
 
     # A key registered again by a later build repeats a row of an earlier one: the scoped test
     # of that build compares its new rows with every row; a build after it checks nothing old.

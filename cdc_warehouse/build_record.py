@@ -1,0 +1,122 @@
+"""What the last successful `cdcw run` built, so a scheduled run that finds nothing new skips dbt.
+
+A build with no new landing run still costs a minute or more (each incremental model asks what
+it holds, the tests run, `cdc_spanner_streams` is rebuilt) and changes nothing. The record is
+written only after a build succeeded, and removed before any dbt command starts, so a failed or
+interrupted build, or a `cdcw dbt ...` in between, makes the next run build. Anything else a
+build depends on (the project's SQL, macros, tests and Python UDFs, the table settings, the
+`CDC_*` environment, the dbt arguments, the dbt version) goes into a fingerprint: a change
+builds once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+# What dbt reads from the project directory (dbt_project.yml's paths), and the UDFs' code.
+PROJECT_INPUTS = (
+    "dbt_project.yml",
+    "models",
+    "macros",
+    "tests",
+    "seeds",
+    "profiles",
+    "python_udfs",
+)
+ALWAYS_BUILD = "CDC_ALWAYS_BUILD"
+RECORD_FILE = "last_build.json"
+
+
+@dataclass(frozen=True)
+class BuildRecord:
+    landing_run: int
+    fingerprint: str
+    finished_at: str
+
+
+def _project_files(project_dir: Path) -> list[Path]:
+    files = []
+    for name in PROJECT_INPUTS:
+        path = project_dir / name
+        if path.is_file():
+            files.append(path)
+        elif path.is_dir():
+            files.extend(
+                found
+                for found in path.rglob("*")
+                if found.is_file() and "__pycache__" not in found.parts
+            )
+    return sorted(files)
+
+
+def fingerprint(
+    project_dir: Path,
+    tables_file: Path,
+    dbt_build_args: Sequence[str],
+    env: Mapping[str, str],
+    dbt_version: str,
+) -> str:
+    """A digest of everything besides the landed data that a build's result depends on."""
+    digest = hashlib.sha256()
+
+    def add(label: str, data: bytes) -> None:
+        digest.update(f"{label}\0{len(data)}\0".encode())
+        digest.update(data)
+
+    for path in _project_files(project_dir):
+        add(str(path.relative_to(project_dir)), path.read_bytes())
+    add("tables_file", tables_file.read_bytes() if tables_file.is_file() else b"")
+    add("args", json.dumps(list(dbt_build_args)).encode())
+    settings = {
+        name: value
+        for name, value in env.items()
+        if (name.startswith("CDC_") and name != ALWAYS_BUILD) or name == "SPARK_REMOTE"
+    }
+    add("env", json.dumps(settings, sort_keys=True).encode())
+    add("dbt", dbt_version.encode())
+    return digest.hexdigest()
+
+
+def read(dbt_dir: Path) -> BuildRecord | None:
+    try:
+        return BuildRecord(**json.loads((dbt_dir / RECORD_FILE).read_text()))
+    except (OSError, ValueError, TypeError):
+        # Missing, or unreadable (a crash mid-write, a hand edit): build.
+        return None
+
+
+def write(dbt_dir: Path, landing_run: int, digest: str) -> None:
+    record = BuildRecord(landing_run, digest, datetime.now(UTC).isoformat(timespec="seconds"))
+    dbt_dir.mkdir(parents=True, exist_ok=True)
+    partial = dbt_dir / f"{RECORD_FILE}.partial"
+    partial.write_text(json.dumps(asdict(record)))
+    partial.replace(dbt_dir / RECORD_FILE)
+
+
+def forget(dbt_dir: Path) -> None:
+    (dbt_dir / RECORD_FILE).unlink(missing_ok=True)
+
+
+def up_to_date(
+    record: BuildRecord | None,
+    newest_landing_run: int,
+    files_landed: int,
+    digest: str,
+    dbt_build_args: Sequence[str],
+    env: Mapping[str, str],
+) -> bool:
+    """True when this run may skip dbt: it landed nothing, the last successful build saw every
+    landing run there is, and nothing it depends on changed. A full refresh always builds."""
+    return (
+        record is not None
+        and files_landed == 0
+        and record.landing_run == newest_landing_run
+        and record.fingerprint == digest
+        and "--full-refresh" not in dbt_build_args
+        and env.get(ALWAYS_BUILD, "").strip().lower() not in {"1", "true", "yes"}
+    )
