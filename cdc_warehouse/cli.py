@@ -110,11 +110,14 @@ def land_files(spark, settings: Settings) -> LandingReport:
     from cdc_warehouse.landing import land
 
     report = land(spark, settings.landing_root)
-    print(
-        f"cdcw: landing run {report.landing_run}: {report.files} new files, "
-        f"{report.lines} lines from {settings.landing_root}",
-        file=sys.stderr,
+    root = settings.landing_root
+    landed = (
+        f"landing run {report.landing_run}: {report.files} new files, {report.lines} lines "
+        f"from {root}"
+        if report.files
+        else f"no new files in {root} (the newest landing run is {report.newest_run})"
     )
+    print(f"cdcw: {landed}", file=sys.stderr)
     if report.skipped_unsupported:
         print(
             f"cdcw: {report.skipped_unsupported} files of source families this version does "

@@ -10,6 +10,13 @@
     key's. The two halves may land in different runs and partitions (Kafka partitions by key),
     so successions are found whenever either half is new. -#}
 {%- set processed_through = max_processed(this, 'landing_run') if is_incremental() else -1 %}
+{#- A routine run's new changes are few: broadcasting their positions spares shuffling every
+    half of the change log, and with none the scan of the old halves is skipped altogether
+    (docs/benchmarks.md item 45). New changes bound the new positions from above. -#}
+{%- set new_positions_hint = broadcast_hint(
+    'new_half_positions',
+    count_rows(ref('int_cdc__change_log'), 'landing_run > ' ~ processed_through)
+) if is_incremental() else '' %}
 
 with change_log as (
     select * from {{ ref('int_cdc__change_log') }}
@@ -37,7 +44,7 @@ new_half_positions as (
 ),
 
 candidate_halves as (
-    select halves.*
+    select {{ new_positions_hint }} halves.*
     from halves
     left semi join new_half_positions
         on

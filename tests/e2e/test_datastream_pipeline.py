@@ -88,10 +88,9 @@ def test_a_run_without_new_files_skips_the_build(waves_run, capsys):
     assert "the marts are current, dbt not run" in capsys.readouterr().err
 
 
-def test_after_a_dbt_command_a_run_without_new_files_builds_and_changes_nothing(waves_run):
+def test_a_forced_run_without_new_files_changes_nothing(waves_run, monkeypatch):
     pipeline, snapshots = waves_run
-    # Any `cdcw dbt` command may change the marts, so the next run cannot trust the last build.
-    assert pipeline.cdcw("dbt", "ls", "--select", "cdc_history", *DBT_VARS) == 0
+    monkeypatch.setenv("CDC_ALWAYS_BUILD", "1")
     invocations = pipeline.dbt_invocations()
     assert pipeline.cdcw("run", *DBT_VARS) == 0
     assert pipeline.dbt_invocations() == invocations + 1

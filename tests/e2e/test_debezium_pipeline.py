@@ -56,19 +56,25 @@ def test_incremental_runs_equal_a_full_refresh(waves_run):
     assert_same_marts(refreshed, snapshots[-1])
 
 
-def compiled_marts_sql(pipeline: Pipeline) -> str:
-    """The SQL the last run compiled for the two marts that join by the recomputed keys."""
+def compiled_hinted_sql(pipeline: Pipeline) -> str:
+    """The SQL the last run compiled for the models that join by what a run changed."""
     compiled = pipeline.warehouse_dir / "_dbt" / "target" / "compiled" / "cdc_warehouse" / "models"
     return "".join(
-        (compiled / "marts" / f"{mart}.sql").read_text() for mart in ("cdc_current", "cdc_history")
+        (compiled / f"{model}.sql").read_text()
+        for model in (
+            "marts/cdc_current",
+            "marts/cdc_history",
+            "intermediate/int_cdc__key_successions",
+        )
     )
 
 
-# The hinted joins whose build side is a run's recomputed keys (`broadcast_hint`); cdc_history's
-# per-table list of unknown columns is bounded by the schema and always broadcast.
+# The hinted joins whose build side is a run's recomputed keys or new changes
+# (`broadcast_hint`); cdc_history's per-table list of unknown columns is bounded by the schema
+# and always broadcast.
 KEY_SET_HINTS = tuple(
     f"broadcast({relation})"
-    for relation in ("changed_keys", "key_successions", "recomputed_versions")
+    for relation in ("changed_keys", "key_successions", "recomputed_versions", "new_half_positions")
 )
 
 
@@ -80,14 +86,15 @@ def test_shuffle_joins_above_the_broadcast_limit_give_the_same_marts(waves_run, 
     unhinted = Pipeline(tmp_path_factory.mktemp("debezium_shuffle_joins"))
     unhinted_vars = ("--vars", "{cdc_keys_per_partition: 3, cdc_broadcast_max_rows: 0}")
     unhinted_snapshots = run_waves(unhinted, WAVES, *unhinted_vars, *BUILD_WITHOUT_TESTS)
-    compiled = compiled_marts_sql(unhinted)
+    compiled = compiled_hinted_sql(unhinted)
     assert not [hint for hint in KEY_SET_HINTS if hint in compiled]
     # The quarantine names its own landing files.
     assert_same_marts(unhinted_snapshots[-1], snapshots[-1], ("cdc_current", "cdc_history"))
     # The same warehouse under the default limit: the hint is back.
     assert unhinted.cdcw("run", *DBT_VARS) == 0
-    compiled = compiled_marts_sql(unhinted)
+    compiled = compiled_hinted_sql(unhinted)
     assert [hint for hint in KEY_SET_HINTS if hint in compiled]
+    assert "broadcast(new_half_positions)" in compiled
 
 
 def files_per_partition(pipeline: Pipeline, table: str) -> dict[int, int]:

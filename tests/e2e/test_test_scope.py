@@ -12,6 +12,7 @@ from typing import Any
 
 from pyspark.sql import functions as F
 
+from cdc_warehouse import build_record
 from tests.conftest import Pipeline
 
 DBT_VARS = ("--vars", "{cdc_keys_per_partition: 2}")
@@ -192,6 +193,7 @@ def test_run_checks_what_it_rewrote_and_dbt_test_checks_everything(
     # Wave 2 changes key 2, which shares key 1's partition, and key 4.
     land_wave(pipeline, "wave-2", [item_event(2, "renamed", 20), item_event(4, "renamed", 21)])
     assert pipeline.cdcw("run", *DBT_VARS) == 0
+    assert build_record.read(pipeline.warehouse_dir / "_dbt").landing_run == 2
     history = pipeline.rows("cdc_history")
     assert sorted(row["key_json"] for row in history if row["is_current"]) == [
         '{"id":101}',
@@ -210,6 +212,8 @@ def test_run_checks_what_it_rewrote_and_dbt_test_checks_everything(
     assert "legacy_code" not in pipeline.spark().table("shop_products_current").columns
 
     assert pipeline.cdcw("dbt", "test", *DBT_VARS) == 1
+    # Any `cdcw dbt` command may change the marts: the next run must not trust the last build.
+    assert build_record.read(pipeline.warehouse_dir / "_dbt") is None
     assert {
         "typed_values_fit_shop_products_current_",
         "typed_values_fit_shop_products_history_",
