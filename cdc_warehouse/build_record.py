@@ -108,7 +108,7 @@ def up_to_date(
     files_landed: int,
     digest: str,
     dbt_build_args: Sequence[str],
-    env: Mapping[str, str],
+    always_build: bool,
 ) -> bool:
     """True when this run may skip dbt: it landed nothing, the last successful build saw every
     landing run there is, and nothing it depends on changed. A full refresh always builds."""
@@ -118,5 +118,5 @@ def up_to_date(
         and record.landing_run == newest_landing_run
         and record.fingerprint == digest
         and "--full-refresh" not in dbt_build_args
-        and env.get(ALWAYS_BUILD, "").strip().lower() not in {"1", "true", "yes"}
+        and not always_build
     )

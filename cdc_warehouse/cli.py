@@ -189,7 +189,7 @@ def build_new_landings(
     digest = build_fingerprint(build_args, settings)
     last = build_record.read(settings.dbt_dir)
     if build_record.up_to_date(
-        last, report.newest_run, report.files, digest, build_args, os.environ
+        last, report.newest_run, report.files, digest, build_args, settings.always_build
     ):
         print(
             f"cdcw: nothing new since the build of {last.finished_at} (landing run "

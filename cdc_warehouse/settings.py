@@ -81,6 +81,8 @@ class Settings:
     metastore: Metastore | None = None
     executor_memory: str | None = None
     schema_prefix: str = ""
+    # CDC_ALWAYS_BUILD: `cdcw run` builds even when nothing changed since its last build.
+    always_build: bool = False
 
     @property
     def metastore_dir(self) -> Path:
@@ -221,4 +223,5 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         metastore=metastore,
         executor_memory=env.get("CDC_EXECUTOR_MEMORY") or None,
         schema_prefix=prefix,
+        always_build=env.get("CDC_ALWAYS_BUILD", "").strip().lower() in {"1", "true", "yes"},
     )

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from cdc_warehouse import build_record
-from cdc_warehouse.settings import PROJECT_DIR
+from cdc_warehouse.settings import PROJECT_DIR, load_settings
 
 ENV = {"CDC_LANDING_ROOT": "/landing", "CDC_WAREHOUSE_DIR": "/warehouse", "HOME": "/root"}
 ARGS = ["--vars", "{cdc_keys_per_partition: 2}"]
@@ -100,20 +100,27 @@ RECORD = build_record.BuildRecord(landing_run=5, fingerprint="abc", finished_at=
 
 
 def test_a_run_that_landed_nothing_after_the_recorded_build_skips_it():
-    assert build_record.up_to_date(RECORD, 5, 0, "abc", ARGS, ENV)
+    assert build_record.up_to_date(RECORD, 5, 0, "abc", ARGS, always_build=False)
 
 
 @pytest.mark.parametrize(
-    ("record", "newest_run", "files", "fingerprint", "args", "env"),
+    ("record", "newest_run", "files", "fingerprint", "args", "always_build"),
     [
-        pytest.param(None, 5, 0, "abc", ARGS, ENV, id="no successful build recorded"),
-        pytest.param(RECORD, 6, 2, "abc", ARGS, ENV, id="new files landed"),
-        pytest.param(RECORD, 6, 0, "abc", ARGS, ENV, id="a run landed since (cdcw land)"),
-        pytest.param(RECORD, 5, 0, "def", ARGS, ENV, id="project or settings changed"),
-        pytest.param(RECORD, 5, 0, "abc", [*ARGS, "--full-refresh"], ENV, id="full refresh"),
-        pytest.param(RECORD, 5, 0, "abc", ARGS, {**ENV, "CDC_ALWAYS_BUILD": "1"}, id="forced"),
-        pytest.param(RECORD, 5, 0, "abc", ARGS, {**ENV, "CDC_ALWAYS_BUILD": "TRUE"}, id="forced"),
+        pytest.param(None, 5, 0, "abc", ARGS, False, id="no successful build recorded"),
+        pytest.param(RECORD, 6, 2, "abc", ARGS, False, id="new files landed"),
+        pytest.param(RECORD, 6, 0, "abc", ARGS, False, id="a run landed since (cdcw land)"),
+        pytest.param(RECORD, 5, 0, "def", ARGS, False, id="project or settings changed"),
+        pytest.param(RECORD, 5, 0, "abc", [*ARGS, "--full-refresh"], False, id="full refresh"),
+        pytest.param(RECORD, 5, 0, "abc", ARGS, True, id="forced"),
     ],
 )
-def test_a_run_builds(record, newest_run, files, fingerprint, args, env):
-    assert not build_record.up_to_date(record, newest_run, files, fingerprint, args, env)
+def test_a_run_builds(record, newest_run, files, fingerprint, args, always_build):
+    assert not build_record.up_to_date(record, newest_run, files, fingerprint, args, always_build)
+
+
+@pytest.mark.parametrize(
+    ("value", "forced"),
+    [("1", True), ("TRUE", True), ("yes", True), ("", False), ("0", False), ("false", False)],
+)
+def test_cdc_always_build_forces_a_build(value, forced):
+    assert load_settings({"CDC_ALWAYS_BUILD": value}).always_build is forced
