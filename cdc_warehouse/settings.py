@@ -171,6 +171,28 @@ def _master(target: str, env: Mapping[str, str]) -> str | None:
     return master
 
 
+ALWAYS_BUILD_VALUES = {
+    "1": True,
+    "true": True,
+    "yes": True,
+    "": False,
+    "0": False,
+    "false": False,
+    "no": False,
+}
+
+
+def _always_build(value: str) -> bool:
+    """A misspelt value must not quietly leave a forced build off."""
+    flag = value.strip().lower()
+    if flag not in ALWAYS_BUILD_VALUES:
+        raise SettingsError(
+            f"CDC_ALWAYS_BUILD must be 1, true or yes (build) or 0, false, no or empty, "
+            f"not {value!r}"
+        )
+    return ALWAYS_BUILD_VALUES[flag]
+
+
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     env = os.environ if env is None else env
     target = env.get("CDC_TARGET", LOCAL).strip() or LOCAL
@@ -223,5 +245,5 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         metastore=metastore,
         executor_memory=env.get("CDC_EXECUTOR_MEMORY") or None,
         schema_prefix=prefix,
-        always_build=env.get("CDC_ALWAYS_BUILD", "").strip().lower() in {"1", "true", "yes"},
+        always_build=_always_build(env.get("CDC_ALWAYS_BUILD", "")),
     )
