@@ -18,6 +18,8 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from cdc_warehouse.settings import ALWAYS_BUILD
+
 # What dbt reads from the project directory (dbt_project.yml's paths), and the UDFs' code.
 PROJECT_INPUTS = (
     "dbt_project.yml",
@@ -28,7 +30,6 @@ PROJECT_INPUTS = (
     "profiles",
     "python_udfs",
 )
-ALWAYS_BUILD = "CDC_ALWAYS_BUILD"
 RECORD_FILE = "last_build.json"
 
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from cdc_warehouse import build_record, prereqs
 from cdc_warehouse.settings import (
+    ALWAYS_BUILD,
     CONNECT,
     LOCAL,
     PROJECT_DIR,
@@ -194,7 +195,7 @@ def build_new_landings(
         print(
             f"cdcw: nothing new since the build of {last.finished_at} (landing run "
             f"{last.landing_run}, same project and arguments): the marts are current, dbt not "
-            f"run ({build_record.ALWAYS_BUILD}=1 builds anyway)",
+            f"run ({ALWAYS_BUILD}=1 builds anyway)",
             file=sys.stderr,
         )
         return True

@@ -171,6 +171,7 @@ def _master(target: str, env: Mapping[str, str]) -> str | None:
     return master
 
 
+ALWAYS_BUILD = "CDC_ALWAYS_BUILD"
 ALWAYS_BUILD_VALUES = {
     "1": True,
     "true": True,
@@ -187,8 +188,7 @@ def _always_build(value: str) -> bool:
     flag = value.strip().lower()
     if flag not in ALWAYS_BUILD_VALUES:
         raise SettingsError(
-            f"CDC_ALWAYS_BUILD must be 1, true or yes (build) or 0, false, no or empty, "
-            f"not {value!r}"
+            f"{ALWAYS_BUILD} must be 1, true or yes (build) or 0, false, no or empty, not {value!r}"
         )
     return ALWAYS_BUILD_VALUES[flag]
 
@@ -245,5 +245,5 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         metastore=metastore,
         executor_memory=env.get("CDC_EXECUTOR_MEMORY") or None,
         schema_prefix=prefix,
-        always_build=_always_build(env.get("CDC_ALWAYS_BUILD", "")),
+        always_build=_always_build(env.get(ALWAYS_BUILD, "")),
     )

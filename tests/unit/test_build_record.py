@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from cdc_warehouse import build_record
-from cdc_warehouse.settings import PROJECT_DIR, SettingsError, load_settings
+from cdc_warehouse.settings import PROJECT_DIR
 
 ENV = {"CDC_LANDING_ROOT": "/landing", "CDC_WAREHOUSE_DIR": "/warehouse", "HOME": "/root"}
 ARGS = ["--vars", "{cdc_keys_per_partition: 2}"]
@@ -116,17 +116,3 @@ def test_a_run_that_landed_nothing_after_the_recorded_build_skips_it():
 )
 def test_a_run_builds(record, newest_run, files, fingerprint, args, always_build):
     assert not build_record.up_to_date(record, newest_run, files, fingerprint, args, always_build)
-
-
-@pytest.mark.parametrize(
-    ("value", "forced"),
-    [("1", True), ("TRUE", True), ("yes", True), ("", False), ("0", False), ("false", False)],
-)
-def test_cdc_always_build_forces_a_build(value, forced):
-    assert load_settings({"CDC_ALWAYS_BUILD": value}).always_build is forced
-
-
-@pytest.mark.parametrize("value", ["ture", "2", "on please"])
-def test_a_misspelt_cdc_always_build_is_refused(value):
-    with pytest.raises(SettingsError, match="CDC_ALWAYS_BUILD must be"):
-        load_settings({"CDC_ALWAYS_BUILD": value})

@@ -208,3 +208,17 @@ def test_the_udf_archive_holds_the_package_and_is_named_by_its_content(tmp_path)
     assert "python_udfs/registry.py" in names
     assert udf_archive(tmp_path) == archive
     assert list(tmp_path.iterdir()) == [archive]
+
+
+@pytest.mark.parametrize(
+    ("value", "forced"),
+    [("1", True), ("TRUE", True), ("yes", True), ("", False), ("0", False), ("false", False)],
+)
+def test_cdc_always_build_forces_a_build(value, forced):
+    assert load_settings({"CDC_ALWAYS_BUILD": value}).always_build is forced
+
+
+@pytest.mark.parametrize("value", ["ture", "2", "on please"])
+def test_a_misspelt_cdc_always_build_is_refused(value):
+    with pytest.raises(SettingsError, match="CDC_ALWAYS_BUILD must be"):
+        load_settings({"CDC_ALWAYS_BUILD": value})
