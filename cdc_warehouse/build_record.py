@@ -18,8 +18,11 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from cdc_warehouse.class_archive import CLASS_ARCHIVE
 from cdc_warehouse.settings import ALWAYS_BUILD
 
+# Settings that change how a build runs, not what it writes.
+RESULT_NEUTRAL = {ALWAYS_BUILD, CLASS_ARCHIVE}
 # What dbt reads from the project directory (dbt_project.yml's paths), and the UDFs' code.
 PROJECT_INPUTS = (
     "dbt_project.yml",
@@ -76,7 +79,7 @@ def fingerprint(
     settings = {
         name: value
         for name, value in env.items()
-        if (name.startswith("CDC_") and name != ALWAYS_BUILD) or name == "SPARK_REMOTE"
+        if (name.startswith("CDC_") and name not in RESULT_NEUTRAL) or name == "SPARK_REMOTE"
     }
     add("env", json.dumps(settings, sort_keys=True).encode())
     add("dbt", dbt_version.encode())

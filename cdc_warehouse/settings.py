@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import TypeVar
 from urllib.parse import unquote, urlparse
 
+from cdc_warehouse.class_archive import archive_dir
+
 PROJECT_DIR = Path(os.environ.get("CDC_PROJECT_DIR", Path(__file__).resolve().parent.parent))
 
 # Profile targets (profiles/profiles.yml); CDC_TARGET picks one, and with it how Spark starts.
@@ -83,6 +85,8 @@ class Settings:
     schema_prefix: str = ""
     # CDC_ALWAYS_BUILD: `cdcw run` builds even when nothing changed since its last build.
     always_build: bool = False
+    # CDC_CLASS_ARCHIVE: where the driver JVM's class archive is kept (None: not used).
+    class_archive_dir: Path | None = None
 
     @property
     def metastore_dir(self) -> Path:
@@ -246,4 +250,5 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         executor_memory=env.get("CDC_EXECUTOR_MEMORY") or None,
         schema_prefix=prefix,
         always_build=_always_build(env.get(ALWAYS_BUILD, "")),
+        class_archive_dir=archive_dir(env),
     )

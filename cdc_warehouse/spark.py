@@ -15,9 +15,14 @@ import zipfile
 from pathlib import Path
 from xml.etree import ElementTree
 
+import pyspark
 from py4j.protocol import Py4JJavaError
+from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
+from cdc_warehouse import class_archive
+from cdc_warehouse.class_archive import ArchivePlan
+from cdc_warehouse.prereqs import java_executable
 from cdc_warehouse.settings import CONNECT, Metastore, Settings, WarehouseBusy, by_url_prefix
 
 # SQL settings every session gets, Connect sessions included (runtime settings only).
@@ -120,14 +125,33 @@ def build_session(settings: Settings) -> SparkSession:
         # Warehouse and metastore are fixed when a session starts: another warehouse needs a
         # new session (the JVM stays).
         active.stop()
+    conf = session_conf(settings)
+    archive = class_archive_plan(settings, conf)
+    if archive is not None:
+        conf["spark.driver.extraJavaOptions"] += f" {archive.java_options}"
     builder = SparkSession.builder
-    for key, value in session_conf(settings).items():
+    for key, value in conf.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
+    if archive is not None and archive.dump_to is not None:
+        class_archive.finish_at_exit(spark, archive.dump_to, archive.archive)
     spark.sparkContext.setLogLevel("ERROR")
     if settings.metastore is not None and not settings.metastore.is_service:
         open_shared_metastore(spark, settings.metastore)
     return spark
+
+
+def class_archive_plan(settings: Settings, conf: dict[str, str]) -> ArchivePlan | None:
+    """The class archive for the JVM this session starts; none when a JVM already runs in this
+    process (its options are fixed) or the archive is off."""
+    java = java_executable()
+    if settings.class_archive_dir is None or SparkContext._gateway is not None or java is None:
+        return None
+    spark_home = os.environ.get("SPARK_HOME") or Path(pyspark.__file__).parent
+    name = class_archive.archive_name(
+        java, Path(spark_home) / "jars", conf.get("spark.driver.extraClassPath", "")
+    )
+    return class_archive.plan(settings.class_archive_dir, name, os.getpid())
 
 
 # Session-level locks of the metastore database, released when their connection closes (also
@@ -185,8 +209,6 @@ def open_shared_metastore(spark: SparkSession, metastore: Metastore) -> None:
 def metastore_model_classes() -> list[str]:
     """The classes of Hive's metastore mapping (`package.jdo` in Spark's hive-metastore jar)
     that have a table of their own."""
-    import pyspark
-
     jar = next((Path(pyspark.__file__).parent / "jars").glob("hive-metastore-*.jar"))
     with zipfile.ZipFile(jar) as archive:
         mapping = ElementTree.fromstring(archive.read("package.jdo"))

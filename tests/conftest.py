@@ -14,6 +14,10 @@ from typing import Any
 import pytest
 from xdist.scheduler import LoadScopeScheduling
 
+# The suite's JVMs (one per worker, the benchmark's children) neither write a class archive into
+# the user's cache nor map one from there; tests/e2e/test_class_archive.py sets its own.
+os.environ["CDC_CLASS_ARCHIVE"] = "off"
+
 TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
 # `cdcw run` arguments for a run whose marts are compared with a reference run in which the
 # dbt tests ran: the comparison is the check, and the tests are a fifth of a small build.

@@ -73,6 +73,7 @@ def test_arguments_settings_and_the_dbt_version_change_the_fingerprint(project):
 def test_what_does_not_change_a_build_leaves_the_fingerprint(project):
     before = digest(project)
     assert digest(project, env={**ENV, "HOME": "/home/other", "CDC_ALWAYS_BUILD": "1"}) == before
+    assert digest(project, env={**ENV, "CDC_CLASS_ARCHIVE": "off"}) == before
     cache = project / "python_udfs" / "__pycache__"
     cache.mkdir(exist_ok=True)
     (cache / "debezium.cpython-311.pyc").write_bytes(b"compiled")
