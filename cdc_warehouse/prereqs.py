@@ -57,9 +57,13 @@ def java_problem() -> str | None:
             f"{MIN_JAVA}+: on Debian/Ubuntu `apt-get install openjdk-17-jre-headless`."
         )
     result = subprocess.run([java, "-version"], capture_output=True, text=True, check=False)
-    major = parse_java_major(result.stderr + result.stdout)
+    output = result.stderr + result.stdout
+    major = parse_java_major(output)
     if major is None:
-        return f"Could not read the version of {java}; Spark needs Java {MIN_JAVA}+."
+        # Often the JVM refused to start, e.g. a bad option in JDK_JAVA_OPTIONS: say what it said.
+        said = " / ".join(line.strip() for line in output.splitlines() if line.strip())
+        said = f" `{java} -version` said: {said[:400]}" if said else ""
+        return f"Could not read the version of {java}; Spark needs Java {MIN_JAVA}+.{said}"
     if major < MIN_JAVA:
         return f"{java} is Java {major}; Spark 4 needs Java {MIN_JAVA}+ (set JAVA_HOME)."
     return None

@@ -48,6 +48,23 @@ def test_old_java_is_reported(monkeypatch, tmp_path):
     assert "Java 8" in prereqs.java_problem()
 
 
+def test_a_java_that_does_not_start_is_reported_with_what_it_said(monkeypatch, tmp_path):
+    fake_java = tmp_path / "bin" / "java"
+    fake_java.parent.mkdir()
+    fake_java.write_text(
+        "#!/bin/sh\necho 'NOTE: Picked up JDK_JAVA_OPTIONS: -XX:-Bogus' >&2\n"
+        "echo 'Error: Could not create the Java Virtual Machine.' >&2\nexit 1\n"
+    )
+    fake_java.chmod(fake_java.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path))
+    problem = prereqs.java_problem()
+    assert problem.startswith(f"Could not read the version of {fake_java}; Spark needs Java 17+.")
+    assert problem.endswith(
+        "said: NOTE: Picked up JDK_JAVA_OPTIONS: -XX:-Bogus / Error: Could not create the Java "
+        "Virtual Machine."
+    )
+
+
 def test_main_prints_problems_and_fails(monkeypatch, tmp_path, capsys):
     monkeypatch.delenv("JAVA_HOME", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))
