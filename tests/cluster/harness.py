@@ -32,6 +32,7 @@ INHERITED_OUT = ("CDC_", "SPARK_", "PYSPARK_", "PYTHONPATH", "JAVA_TOOL_OPTIONS"
 def base_env(**values: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(INHERITED_OUT)}
     env["SPARK_LOCAL_IP"] = "127.0.0.1"  # loopback only
+    env["CDC_CLASS_ARCHIVE"] = "off"  # not the user's cache (tests/conftest.py)
     env.update(values)
     return env
 
