@@ -66,11 +66,16 @@ class ArchivePlan:
     archive: Path | None = None
 
 
-def plan(directory: Path, name: str, pid: int) -> ArchivePlan:
+def plan(directory: Path, name: str, pid: int) -> ArchivePlan | None:
+    """None when the directory cannot be made (e.g. a read-only home in a container): the run
+    goes on without an archive."""
     archive = directory / name
     if archive.is_file():
         return ArchivePlan(f"-XX:SharedArchiveFile={archive} {QUIET}")
-    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
     remove_abandoned_dumps(directory)
     dump_to = directory / f"{name}.{pid}.part"
     return ArchivePlan(f"-XX:ArchiveClassesAtExit={dump_to} {QUIET}", dump_to, archive)

@@ -148,9 +148,13 @@ def class_archive_plan(settings: Settings, conf: dict[str, str]) -> ArchivePlan 
     if settings.class_archive_dir is None or SparkContext._gateway is not None or java is None:
         return None
     spark_home = os.environ.get("SPARK_HOME") or Path(pyspark.__file__).parent
-    name = class_archive.archive_name(
-        java, Path(spark_home) / "jars", conf.get("spark.driver.extraClassPath", "")
-    )
+    try:
+        name = class_archive.archive_name(
+            java, Path(spark_home) / "jars", conf.get("spark.driver.extraClassPath", "")
+        )
+    except OSError:
+        # Not a standard installation: the JVM starts as it would without the archive.
+        return None
     return class_archive.plan(settings.class_archive_dir, name, os.getpid())
 
 

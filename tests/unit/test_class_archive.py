@@ -68,6 +68,12 @@ def test_a_jvm_maps_the_archive_once_it_exists(tmp_path):
     assert "ArchiveClassesAtExit" not in later.java_options
 
 
+def test_a_directory_that_cannot_be_made_means_no_archive(tmp_path):
+    not_a_directory = tmp_path / "cache"
+    not_a_directory.write_text("a file")
+    assert class_archive.plan(not_a_directory / "cdc-warehouse", "spark-driver-x.jsa", 1) is None
+
+
 def test_dumps_of_dead_processes_are_removed_and_running_ones_kept(tmp_path):
     abandoned = tmp_path / f"spark-driver-x.jsa.{dead_pid()}.part"
     running = tmp_path / f"spark-driver-x.jsa.{os.getpid()}.part"
