@@ -90,12 +90,13 @@ def remove_abandoned_dumps(directory: Path) -> None:
 
 
 def _running(pid: int) -> bool:
+    """A pid that exists is running, also when it belongs to another user (PermissionError)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
+        pass
     return True
 
 
@@ -116,14 +117,14 @@ def finish_dump(jvm: subprocess.Popen, dump_to: Path, archive: Path) -> bool:
     return False
 
 
-def finish_at_exit(spark, dump_to: Path, archive: Path) -> None:
-    """Called once the session's JVM is up: at interpreter exit, stop Spark and let the JVM
-    write the archive before the process ends."""
+def finish_at_exit(spark, dumping: ArchivePlan) -> None:
+    """Called once the session's JVM is up with a plan that dumps: at interpreter exit, stop
+    Spark and let the JVM write the archive before the process ends."""
     jvm = spark.sparkContext._gateway.proc
 
     def finish() -> None:
         with contextlib.suppress(Exception):
             spark.stop()
-        finish_dump(jvm, dump_to, archive)
+        finish_dump(jvm, dumping.dump_to, dumping.archive)
 
     atexit.register(finish)

@@ -134,7 +134,7 @@ def build_session(settings: Settings) -> SparkSession:
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     if archive is not None and archive.dump_to is not None:
-        class_archive.finish_at_exit(spark, archive.dump_to, archive.archive)
+        class_archive.finish_at_exit(spark, archive)
     spark.sparkContext.setLogLevel("ERROR")
     if settings.metastore is not None and not settings.metastore.is_service:
         open_shared_metastore(spark, settings.metastore)
