@@ -25,6 +25,7 @@ from python_udfs.json_values import (
     JsonDocument,
     canonical_json,
     format_instant_micros,
+    loads,
     loads_exact,
     normalize,
     parse_instant_ns,
@@ -136,7 +137,7 @@ def _flatten(
     if not isinstance(line, (str, bytes)):
         raise _BadRecord("malformed line JSON: no text")
     try:
-        record = json.loads(line)
+        record = loads(line)
     except ValueError as exc:
         raise _BadRecord(f"malformed line JSON: {exc}") from None
     if not isinstance(record, dict):

@@ -22,7 +22,7 @@ from decimal import Decimal
 from typing import Any
 
 from python_udfs.change_log import CHANGE_COLUMNS
-from python_udfs.json_values import JsonDocument, canonical_json, parse_json_document
+from python_udfs.json_values import JsonDocument, canonical_json, loads, parse_json_document
 from python_udfs.table_settings import KeyLookup
 
 # TimestampTz counts microseconds from 2000-01-01; the warehouse counts from 1970-01-01.
@@ -774,7 +774,7 @@ def message_row(line: str, in_stream: bool) -> dict[str, Any]:
     which transaction and subtransaction it belongs to, its kind, and its payload as text.
     Never raises: a line that cannot be decoded comes back with `error` set."""
     try:
-        entry = json.loads(line)
+        entry = loads(line)
         if not isinstance(entry, dict):
             raise ValueError("line is not a JSON object")
         for field in ("lsn", "xid", "data"):
@@ -829,14 +829,14 @@ RelationColumns = tuple[tuple[str, bool, int], ...]
 def _relation_shape(relation_json: str) -> tuple[str, RelationColumns]:
     """A Relation message's table and columns. Every change of a relation carries the same
     text, so it is parsed once, not once per change."""
-    relation = json.loads(relation_json)
+    relation = loads(relation_json)
     columns = tuple((c["name"], c["is_key"], c["type_oid"]) for c in relation["columns"])
     return f"{relation['namespace']}.{relation['name']}", columns
 
 
 def _image(columns: RelationColumns, tuple_json: str) -> dict[str, str | None]:
     """Column -> canonical JSON text of its value; None where the value is unchanged TOAST."""
-    values = json.loads(tuple_json)
+    values = loads(tuple_json)
     if len(values) != len(columns):
         raise ValueError(f"tuple has {len(values)} columns, relation has {len(columns)}")
     image: dict[str, str | None] = {}

@@ -13,6 +13,7 @@ import pytest
 from python_udfs.json_values import (
     canonical_json,
     format_instant_micros,
+    loads,
     loads_exact,
     normalize,
     parse_instant_ns,
@@ -123,7 +124,8 @@ def test_json_document_rejects_what_json_is_not(text):
 
 def _outcome(loads, text):
     try:
-        return "value", loads(text)
+        # repr, not ==: 1 == 1.0 == Decimal("1.0"), and Decimal("1.10") == Decimal("1.1")
+        return "value", repr(loads(text))
     except Exception as exc:  # the error itself is what is compared
         return type(exc), str(exc)
 
@@ -140,13 +142,37 @@ def _outcome(loads, text):
         "",
         "NaN",
         None,
+        # msgspec decodes these: the same values, types and key order as json
+        '{"b": 1, "a": [1.0, 1E2, 1e400, -0, -0.0, 0e0, 5e-324, 1.7976931348623157e308]}',
+        "[18446744073709551616, -9223372036854775809, 123456789012345678901234567890]",
+        '{"a": 1, "a": 2}',
+        '"\\ud83d\\ude00 \\u0000 \\/ \u2028"',
+        " \t[true, false, null]\r\n",
+        "[" * 900 + "]" * 900,
+        # msgspec refuses these, json takes them: json's value
+        '"\\ud800"',
+        "[Infinity, -Infinity, NaN]",
+        # both refuse: json's error
+        "\ud800",
+        '"a\nb"',
+        "[1,]",
+        "01",
+        "1.",
+        "[" * 5000 + "]" * 5000,
     ],
 )
-def test_loads_exact_behaves_as_json_loads_with_decimals(text):
-    # It reuses one decoder; bytes, a BOM and every error must still come out as json.loads has
-    # them, because error messages reach the quarantine.
-    expected = _outcome(lambda t: json.loads(t, parse_float=Decimal), text)
-    assert _outcome(loads_exact, text) == expected
+@pytest.mark.parametrize(
+    ("fast", "reference"),
+    [
+        (loads_exact, lambda text: json.loads(text, parse_float=Decimal)),
+        (loads, json.loads),
+    ],
+    ids=["loads_exact", "loads"],
+)
+def test_fast_loads_behave_as_json_loads(text, fast, reference):
+    # msgspec first, json for what it refuses; bytes, a BOM and every error must still come out
+    # as json.loads has them, because error messages reach the quarantine.
+    assert _outcome(fast, text) == _outcome(reference, text)
 
 
 def test_loads_exact_keeps_fractions_exact():
