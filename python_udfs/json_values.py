@@ -58,20 +58,6 @@ def _no_json_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def _loads_with(**options: Any) -> Callable[[str | bytes], Any]:
-    """json.loads(text, **options) with one decoder: json.loads builds a new one on every call
-    that passes options, a measurable share of a short line's decoding."""
-    decoder = json.JSONDecoder(**options)
-
-    def loads(text: str | bytes) -> Any:
-        if isinstance(text, str) and not text.startswith("\ufeff"):
-            return decoder.decode(text)
-        # bytes (encoding detection) and a leading BOM (its own error) as json.loads has them
-        return json.loads(text, **options)
-
-    return loads
-
-
 # msgspec parses the source lines 1.1-2.5x faster than json (docs/benchmarks.md item 48) and,
 # like json's parse_float, hands a float literal's text to its hook. It is stricter: it refuses
 # NaN, lone surrogates and some nesting json takes. Whatever it refuses goes to json, so every
@@ -79,26 +65,32 @@ def _loads_with(**options: Any) -> Callable[[str | bytes], Any]:
 _MSGSPEC_REFUSALS = (msgspec.DecodeError, UnicodeEncodeError, RecursionError)
 
 
-def _msgspec_first(
-    decoder: msgspec.json.Decoder, stdlib: Callable[[str | bytes], Any]
+def _loads_with(
+    first: msgspec.json.Decoder | None = None, **options: Any
 ) -> Callable[[str | bytes], Any]:
+    """json.loads(text, **options) with one decoder: json.loads builds a new one on every call
+    that passes options, a measurable share of a short line's decoding. With `first`, msgspec
+    tries the text before json does."""
+    decoder = json.JSONDecoder(**options)
+
     def loads(text: str | bytes) -> Any:
         if isinstance(text, str) and not text.startswith("\ufeff"):
-            try:
-                return decoder.decode(text)
-            except _MSGSPEC_REFUSALS:
-                pass
-        return stdlib(text)
+            if first is not None:
+                try:
+                    return first.decode(text)
+                except _MSGSPEC_REFUSALS:
+                    pass
+            return decoder.decode(text)
+        # bytes (encoding detection) and a leading BOM (its own error) as json.loads has them
+        return json.loads(text, **options)
 
     return loads
 
 
 # json.loads(text): the line envelopes.
-loads = _msgspec_first(msgspec.json.Decoder(), json.loads)
+loads = _loads_with(msgspec.json.Decoder())
 # json.loads(text, parse_float=Decimal): NUMERIC values written as JSON numbers stay exact.
-loads_exact = _msgspec_first(
-    msgspec.json.Decoder(float_hook=Decimal), _loads_with(parse_float=Decimal)
-)
+loads_exact = _loads_with(msgspec.json.Decoder(float_hook=Decimal), parse_float=Decimal)
 _loads_document = _loads_with(parse_float=_finite_json_float, parse_constant=_no_json_constant)
 
 
