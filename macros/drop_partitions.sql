@@ -34,3 +34,11 @@
         {{ drop_partitions(this, 'key_cohort', touched | reject('in', live) | list) }}
     {%- endif -%}
 {%- endmacro %}
+
+
+{#- Post-hook of a model that keeps one partition of `column` current: drops the older ones. -#}
+{% macro drop_partitions_before_newest(relation, column) -%}
+    {{ drop_partitions(relation, column, distinct_values(
+        relation, column, column ~ ' < ' ~ max_processed(relation, column)
+    )) }}
+{%- endmacro %}

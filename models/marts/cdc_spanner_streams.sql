@@ -19,43 +19,31 @@ open_partitions as (
     group by source_name
 ),
 
-transaction_progress as (
-    select * from {{ ref('int_spanner__transaction_progress') }}
+pending_transactions as (
+    select * from {{ ref('int_spanner__pending_transactions') }}
+    where
+        as_of_landing_run = {{
+            max_processed(ref('int_spanner__pending_transactions'), 'as_of_landing_run')
+        }}
+        and server_transaction_id is not null
 ),
 
-released_transactions as (
-    select * from {{ ref('int_spanner__transactions') }}
-),
-
-transaction_states as (
-    select
-        transaction_progress.source_name,
-        transaction_progress.commit_ts,
-        case
-            when released_transactions.server_transaction_id is not null then 'applied'
-            when
-                transaction_progress.landed_records
-                < transaction_progress.records_in_transaction
-                then 'incomplete'
-            else 'above_watermark'
-        end as transaction_state
-    from transaction_progress
-    left join released_transactions
-        on
-            transaction_progress.source_name = released_transactions.source_name
-            and transaction_progress.server_transaction_id
-            = released_transactions.server_transaction_id
-),
-
-transaction_counts as (
+pending_counts as (
     select
         source_name,
-        count_if(transaction_state = 'applied') as applied_transactions,
-        count_if(transaction_state = 'incomplete') as incomplete_transactions,
-        count_if(transaction_state = 'above_watermark') as waiting_transactions,
-        min(case when transaction_state = 'incomplete' then commit_ts end)
+        count_if(landed_records < records_in_transaction) as incomplete_transactions,
+        count_if(landed_records >= records_in_transaction) as waiting_transactions,
+        min(case when landed_records < records_in_transaction then commit_ts end)
             as oldest_incomplete_commit_ts
-    from transaction_states
+    from pending_transactions
+    group by source_name
+),
+
+applied_counts as (
+    select
+        source_name,
+        count(*) as applied_transactions
+    from {{ ref('int_spanner__transactions') }}
     group by source_name
 ),
 
@@ -66,11 +54,11 @@ final as (
         open_partitions.lagging_partition_token,
         cast(watermarks.open_partitions as int) as open_partitions,
         cast(watermarks.finished_partitions as int) as finished_partitions,
-        cast(coalesce(transaction_counts.applied_transactions, 0) as int)
+        cast(coalesce(applied_counts.applied_transactions, 0) as int)
             as applied_transactions,
-        cast(coalesce(transaction_counts.incomplete_transactions, 0) as int)
+        cast(coalesce(pending_counts.incomplete_transactions, 0) as int)
             as incomplete_transactions,
-        cast(coalesce(transaction_counts.waiting_transactions, 0) as int)
+        cast(coalesce(pending_counts.waiting_transactions, 0) as int)
             as waiting_transactions,
         timestamp_micros(watermarks.low_watermark_ts) as low_watermark,
         transform(
@@ -80,13 +68,15 @@ final as (
                 'reported_through', timestamp_micros(open_partition.progress_ts)
             )
         ) as open_partition_progress,
-        timestamp_micros(transaction_counts.oldest_incomplete_commit_ts)
+        timestamp_micros(pending_counts.oldest_incomplete_commit_ts)
             as oldest_incomplete_committed_at
     from watermarks
     left join open_partitions
         on watermarks.source_name = open_partitions.source_name
-    left join transaction_counts
-        on watermarks.source_name = transaction_counts.source_name
+    left join applied_counts
+        on watermarks.source_name = applied_counts.source_name
+    left join pending_counts
+        on watermarks.source_name = pending_counts.source_name
 )
 
 select * from final

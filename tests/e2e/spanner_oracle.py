@@ -717,8 +717,9 @@ def expected_marts(waves: list[dict[str, bytes]]) -> dict[str, list[dict[str, An
 
 def expected_stream_status(waves: list[dict[str, bytes]]) -> list[dict[str, Any]]:
     """One row per stream with a good line: its low watermark (None when no partition is open),
-    its open partition count and its incomplete transaction count (a transaction with at least
-    one landed record and fewer distinct records than number_of_records_in_transaction)."""
+    its open partition count, and its transactions counted by state: incomplete (at least one
+    landed record and fewer distinct records than number_of_records_in_transaction), applied,
+    and waiting (complete, committed above the low watermark)."""
     streams, _ = collect(waves)
     rows = []
     for name in sorted(streams):
@@ -726,13 +727,17 @@ def expected_stream_status(waves: list[dict[str, bytes]]) -> list[dict[str, Any]
         if not stream.progress:
             continue
         watermark = stream.low_watermark()
+        incomplete = stream.incomplete_transactions()
+        applied = {record.txn for record in stream.applied()}
         rows.append(
             {
                 "source_system": SOURCE_SYSTEM,
                 "source_name": name,
                 "low_watermark": None if watermark is None else instant(watermark),
                 "open_partitions": len(stream.open_partitions()),
-                "incomplete_transactions": len(stream.incomplete_transactions()),
+                "incomplete_transactions": len(incomplete),
+                "applied_transactions": len(applied),
+                "waiting_transactions": len(stream.transactions().keys() - incomplete - applied),
             }
         )
     return rows

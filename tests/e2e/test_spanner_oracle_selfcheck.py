@@ -152,6 +152,11 @@ def status(waves: list[dict[str, bytes]], stream: str = "s") -> tuple[Any, int, 
     return row["low_watermark"], row["open_partitions"], row["incomplete_transactions"]
 
 
+def transaction_counts(waves: list[dict[str, bytes]], stream: str = "s") -> tuple[int, int]:
+    [row] = [r for r in expected_stream_status(waves) if r["source_name"] == stream]
+    return row["applied_transactions"], row["waiting_transactions"]
+
+
 K1 = '{"id":1}'
 
 
@@ -198,6 +203,9 @@ def test_watermark_follows_split_merge_and_a_slow_parent() -> None:
     assert value_of(expected_marts(waves[:3]), K1) == "two"
     # a2 has ended: a1 (10:05) and m (10:06) remain
     assert status(waves) == (at("10:05:00"), 2, 0)
+    # t1 (10:01), t2 (10:01:45), t3 (10:04:30), each complete: applied once the watermark
+    # reaches its commit, waiting until then
+    assert [transaction_counts(waves[:n]) for n in range(1, 5)] == [(1, 1), (2, 0), (2, 1), (3, 0)]
     assert history(expected_marts(waves)) == [
         (K1, "insert", '{"id":1,"v":"one"}', [], at("10:01:00"), at("10:01:45")),
         (K1, "update", '{"id":1,"v":"two"}', [], at("10:01:45"), at("10:04:30")),

@@ -20,7 +20,14 @@ from .waves import write_wave
 # Small key partitions so that a run touches some partitions and not others.
 DBT_VARS = ("--vars", "{cdc_keys_per_partition: 3}")
 STATUS_MART = "cdc_spanner_streams"
-STATUS_COLUMNS = ("low_watermark", "open_partitions", "incomplete_transactions")
+# Not applied_transactions: the mart counts a released transaction whose change was quarantined
+# for a value that does not fit, and the oracle drops such a record with its line.
+STATUS_COLUMNS = (
+    "low_watermark",
+    "open_partitions",
+    "incomplete_transactions",
+    "waiting_transactions",
+)
 WAVES = build_waves()
 
 
@@ -43,6 +50,7 @@ def expected_status(wave_count: int) -> dict[str, tuple[Any, ...]]:
             utc_text(row["low_watermark"]),
             row["open_partitions"],
             row["incomplete_transactions"],
+            row["waiting_transactions"],
         )
         for row in expected_stream_status(WAVES[:wave_count])
     }

@@ -1,0 +1,99 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='insert_overwrite',
+        partition_by=['as_of_landing_run'],
+        post_hook=[
+            "{{ uncache_view('int_spanner__pending_transactions__candidates') }}",
+            "{{ drop_partitions_before_newest(this, 'as_of_landing_run') }}",
+        ],
+    )
+}}
+
+{#- Transactions not released after the newest landing run: records still missing, or committed
+    above the low watermark. cdc_spanner_streams counts them. The set after a run is the set
+    after the run before it and the transactions with records landed since, less those released,
+    so a run reads what changed, not every transaction. Each run writes its set as a partition,
+    with one row that names no transaction, so that an empty set still says which run it
+    reflects; older partitions are dropped. -#}
+{%- set newest_run = max_processed(ref('int_spanner__records'), 'landing_run') %}
+{%- set candidates_hint = '' %}
+{%- if is_incremental() %}
+    {%- set candidates = cached_view(
+        'int_spanner__pending_transactions__candidates',
+        pending_spanner_candidates(max_processed(this, 'as_of_landing_run'))
+    ) %}
+    {%- set candidates_hint = broadcast_hint('candidates', count_rows(candidates, 'true')) %}
+{%- endif %}
+
+with transaction_progress as (
+    select * from {{ ref('int_spanner__transaction_progress') }}
+),
+
+released_transactions as (
+    select * from {{ ref('int_spanner__transactions') }}
+),
+
+candidate_progress as (
+    -- A full refresh considers every transaction.
+    select {{ candidates_hint }} transaction_progress.*
+    from
+        transaction_progress
+    {%- if is_incremental() %}
+        left semi join {{ candidates }} as candidates
+            on
+                transaction_progress.source_name = candidates.source_name
+                and transaction_progress.server_transaction_id
+                = candidates.server_transaction_id
+    {%- endif %}
+),
+
+released_candidates as (
+    select {{ candidates_hint }}
+        released_transactions.source_name,
+        released_transactions.server_transaction_id
+    from
+        released_transactions
+    {%- if is_incremental() %}
+        left semi join {{ candidates }} as candidates
+            on
+                released_transactions.source_name = candidates.source_name
+                and released_transactions.server_transaction_id
+                = candidates.server_transaction_id
+    {%- endif %}
+),
+
+pending_transactions as (
+    select
+        candidate_progress.source_name,
+        candidate_progress.server_transaction_id,
+        candidate_progress.commit_ts,
+        candidate_progress.records_in_transaction,
+        candidate_progress.landed_records
+    from candidate_progress
+    left anti join released_candidates
+        on
+            candidate_progress.source_name = released_candidates.source_name
+            and candidate_progress.server_transaction_id
+            = released_candidates.server_transaction_id
+),
+
+pending_set as (
+    select * from pending_transactions
+    union all
+    select
+        null as source_name,
+        null as server_transaction_id,
+        null as commit_ts,
+        null as records_in_transaction,
+        null as landed_records
+),
+
+final as (
+    select
+        *,
+        cast({{ newest_run }} as int) as as_of_landing_run
+    from pending_set
+)
+
+select * from final
