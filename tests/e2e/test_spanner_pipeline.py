@@ -15,6 +15,7 @@ from tests.conftest import Pipeline, utc_text
 from .marts import as_mart_text, assert_marts_match, assert_same_marts, snapshot
 from .spanner_oracle import expected_marts, expected_stream_status
 from .spanner_scenario import build_waves
+from .test_spanner_oracle_selfcheck import children, data, files, hb, jsonl
 from .waves import write_wave
 
 # Small key partitions so that a run touches some partitions and not others.
@@ -147,6 +148,30 @@ def test_incremental_runs_equal_a_full_refresh(waves_run):
     refreshed = snapshot(pipeline)
     assert_same_marts(refreshed, snapshots[-1])
     assert read_status(pipeline) == statuses[-1]
+
+
+def test_a_run_that_releases_every_waiting_transaction_shows_none(java_available, tmp_path):
+    """When a run releases the last pending transaction, the view counts none waiting, not the
+    set kept for the run before (an empty set still marks its run)."""
+    first = files(
+        init=jsonl(children(None, "10:00:00", ("a", [None]), ("b", [None]))),
+        a_1=jsonl(
+            data("a", "10:01:00", "t1", "INSERT", [({"id": 1}, {"v": "one"})]),
+            hb("a", "10:02:00"),
+        ),
+        b_1=jsonl(hb("b", "10:00:30")),
+    )
+    # b reports past t1's commit: the watermark reaches a's 10:02 and releases t1
+    second = files(b_2=jsonl(hb("b", "10:03:00")))
+    pipeline = Pipeline(tmp_path)
+    counted = ("applied_transactions", "waiting_transactions", "incomplete_transactions")
+    counts = []
+    for wave in (first, second):
+        write_wave(pipeline.landing_root, wave)
+        assert pipeline.cdcw("run") == 0
+        [row] = pipeline.rows(STATUS_MART)
+        counts.append(tuple(row[column] for column in counted))
+    assert counts == [(0, 1, 0), (1, 0, 0)]
 
 
 def test_all_waves_landed_at_once_give_the_same_marts(java_available, tmp_path):
