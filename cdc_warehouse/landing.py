@@ -71,14 +71,14 @@ def ensure_raw_tables(spark: SparkSession) -> None:
         f"""create table if not exists {MANIFEST_TABLE} (
               family string, source_name string, file_path string, size_bytes bigint,
               landed_at timestamp, landing_run bigint)
-            using parquet"""
+            using delta"""
     )
     for family in FAMILIES:
         spark.sql(
             f"""create table if not exists {family.table} (
                   source_name string, file_path string, line_number bigint, line string,
                   load_error string, landed_at timestamp, landing_run bigint)
-                using parquet partitioned by (landing_run)"""
+                using delta partitioned by (landing_run)"""
         )
 
 

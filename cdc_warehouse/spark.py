@@ -20,7 +20,7 @@ from py4j.protocol import Py4JJavaError
 from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
-from cdc_warehouse import class_archive
+from cdc_warehouse import class_archive, table_format
 from cdc_warehouse.class_archive import ArchivePlan
 from cdc_warehouse.prereqs import java_executable
 from cdc_warehouse.settings import CONNECT, Metastore, Settings, WarehouseBusy, by_url_prefix
@@ -46,6 +46,11 @@ SQL_CONF = {
     # ran out of memory. Sizes measured at run time (adaptive execution) are uncompressed.
     "spark.sql.autoBroadcastJoinThreshold": "2MB",
     "spark.sql.adaptive.autoBroadcastJoinThreshold": "10MB",
+    # Delta reads a table's log into this many partitions before each query and write: its
+    # default (50) made every statement run 50 tasks on 2 cores for a few log files.
+    "spark.databricks.delta.snapshotPartitions": "2",
+    # VACUUM lists files with this many tasks (Spark's default, 10000, is meant for clusters).
+    "spark.sql.sources.parallelPartitionDiscovery.parallelism": "16",
 }
 
 
@@ -94,6 +99,9 @@ def session_conf(settings: Settings) -> dict[str, str]:
         # Derby (embedded metastore) writes derby.log into its system home.
         "spark.driver.extraJavaOptions": f"-Dderby.system.home={settings.warehouse_dir}",
         "spark.driver.memory": settings.driver_memory,
+        # On the driver's and every executor's classpath; the Connect server names them itself.
+        "spark.jars": table_format.session_jars(),
+        **table_format.SESSION_CONF,
         **metastore_conf(settings),
         **SQL_CONF,
         # Most written columns are JSON text of high cardinality: trying a dictionary first made
@@ -150,7 +158,9 @@ def class_archive_plan(settings: Settings, conf: dict[str, str]) -> ArchivePlan 
     spark_home = os.environ.get("SPARK_HOME") or Path(pyspark.__file__).parent
     try:
         name = class_archive.archive_name(
-            java, Path(spark_home) / "jars", conf.get("spark.driver.extraClassPath", "")
+            java,
+            Path(spark_home) / "jars",
+            conf.get("spark.driver.extraClassPath", "") + "\0" + conf.get("spark.jars", ""),
         )
     except OSError:
         # Not a standard installation: the JVM starts as it would without the archive.
