@@ -242,7 +242,7 @@ def _sanity(spark) -> dict[str, Any]:
 def run_phase(phase: str, work: Path, result_path: Path, discard_landed: bool = False) -> int:
     """One phase, in this (fresh) process; writes its measurements to `result_path`.
     `discard_landed`: delete each delivery's generated files once landed."""
-    from cdc_warehouse.cli import build, start_spark, warehouse_lock
+    from cdc_warehouse.cli import build, history_built_through, start_spark, warehouse_lock
     from cdc_warehouse.landing import land
     from cdc_warehouse.settings import load_settings
 
@@ -283,7 +283,8 @@ def run_phase(phase: str, work: Path, result_path: Path, discard_landed: bool = 
                 if discard_landed:
                     workload.discard(work / "workload", name, settings.landing_root)
             t0 = time.perf_counter()
-            ok = build(spark, [], settings)
+            # A phase's build starts from the previous phase's, which passed its tests.
+            ok = build(spark, [], settings, history_built_through(spark, settings))
             dbt_seconds = time.perf_counter() - t0
             result["land_seconds"] = round(sum(land_seconds), 3)
             result["land_seconds_per_run"] = land_seconds

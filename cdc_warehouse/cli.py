@@ -6,6 +6,10 @@ cdcw run [DBT BUILD ARGS...]   land new files, then `dbt build` (the scheduled j
                                nothing else changed (CDC_ALWAYS_BUILD=1: build anyway)
 cdcw land                      land new files only
 cdcw dbt ARGS...               any dbt command, arguments passed through unchanged
+cdcw maintain                  compact every table's small files and remove the files older
+                               than CDC_RETENTION_HOURS that no kept version needs
+cdcw upgrade                   turn a parquet warehouse of an earlier version into Delta: the
+                               landed lines in place, then every model rebuilt from them
 cdcw bench --scale N [--out F] generate a workload and measure the pipeline against its floor
                                (its own landing root and warehouse; see docs/benchmarks.md)
 """
@@ -25,6 +29,7 @@ from cdc_warehouse.settings import (
     CONNECT,
     LOCAL,
     PROJECT_DIR,
+    JarsMissing,
     Settings,
     SettingsError,
     WarehouseBusy,
@@ -107,6 +112,13 @@ def start_spark(settings: Settings):
     return spark
 
 
+def landed_through(spark) -> int:
+    """The newest landing run in the warehouse (0 before the first)."""
+    from cdc_warehouse.landing import MANIFEST_TABLE, newest_landing_run
+
+    return newest_landing_run(spark) if spark.catalog.tableExists(MANIFEST_TABLE) else 0
+
+
 def land_files(spark, settings: Settings) -> LandingReport:
     from cdc_warehouse.landing import land
 
@@ -162,16 +174,29 @@ def test_scope_vars(built_through: int | None, dbt_build_args: Sequence[str]) ->
     return {"cdc_test_from_landing_run": built_through + 1}
 
 
-def history_built_through(spark) -> int | None:
-    schema = os.environ.get("CDC_SCHEMA", "default")
-    if not spark.catalog.tableExists(f"{schema}.cdc_history"):
+def history_built_through(spark, settings: Settings) -> int | None:
+    history = f"{settings.mart_schema}.cdc_history"
+    if not spark.catalog.tableExists(history):
         return None
-    return spark.sql(f"select max(last_landing_run) from {schema}.cdc_history").first()[0]
+    return spark.sql(f"select max(last_landing_run) from {history}").first()[0]
 
 
-def build(spark, build_args: Sequence[str], settings: Settings) -> bool:
-    """`dbt build` as the scheduled job runs it."""
-    scope = test_scope_vars(history_built_through(spark), build_args)
+def tested_through(spark, settings: Settings, last: build_record.BuildRecord | None) -> int | None:
+    """The newest landing run whose rows a successful build has tested: cdc_history's newest
+    run, unless a build that wrote it was interrupted or failed (then `last`, the record of the
+    last successful build, is older or gone, and those rows are tested again)."""
+    built = history_built_through(spark, settings)
+    if last is None or built is None:
+        return None
+    return min(built, last.landing_run)
+
+
+def build(
+    spark, build_args: Sequence[str], settings: Settings, tested_through_run: int | None
+) -> bool:
+    """`dbt build` as the scheduled job runs it; the marts' tests read the rows of landing runs
+    after `tested_through_run` (None: every row)."""
+    scope = test_scope_vars(tested_through_run, build_args)
     return run_dbt(with_dbt_vars(["build", *build_args], scope), settings)
 
 
@@ -200,7 +225,7 @@ def build_new_landings(
         )
         return True
     build_record.forget(settings.dbt_dir)
-    if not build(spark, build_args, settings):
+    if not build(spark, build_args, settings, tested_through(spark, settings, last)):
         return False
     build_record.write(settings.dbt_dir, report.newest_run, digest)
     return True
@@ -215,21 +240,35 @@ def execute(argv: Sequence[str], settings: Settings) -> int:
         from cdc_warehouse import benchmark
 
         return benchmark.main(rest)
-    if command not in {"run", "land", "dbt"}:
+    if command not in {"run", "land", "dbt", "maintain", "upgrade"}:
         print(f"cdcw: unknown command {command!r}\n{USAGE}", file=sys.stderr)
         return 2
     if command == "dbt" and not rest:
         print("cdcw: `cdcw dbt` needs a dbt command, e.g. `cdcw dbt build`", file=sys.stderr)
         return 2
     with warehouse_lock(settings):
+        from cdc_warehouse import maintenance
+        from cdc_warehouse.table_format import tag_commits
+
         spark = start_spark(settings)
         try:
+            if command == "maintain":
+                maintenance.report(maintenance.maintain(spark, settings), settings)
+                return 0
+            if command == "upgrade":
+                for table in maintenance.convert_landed_lines(spark, settings):
+                    print(f"cdcw: {table} is a Delta table now", file=sys.stderr)
+                build_record.forget(settings.dbt_dir)
+                tag_commits(spark, landed_through(spark))
+                return 0 if run_dbt(["build", "--full-refresh"], settings) else 1
             if command == "dbt":
                 build_record.forget(settings.dbt_dir)
+                tag_commits(spark, landed_through(spark))
                 return 0 if run_dbt(rest, settings) else 1
             report = land_files(spark, settings)
             if command == "land":
                 return 0
+            tag_commits(spark, report.newest_run)
             return 0 if build_new_landings(spark, report, rest, settings) else 1
         finally:
             if settings.target != LOCAL:
@@ -255,6 +294,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except WarehouseBusy as exc:
         print(f"cdcw: {exc}", file=sys.stderr)
         return 3
+    except JarsMissing as exc:
+        print(f"cdcw: {exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -3,6 +3,13 @@
 Each line lands once, with its file, line number, landing run and time. A manifest of landed
 files makes a run read only files it has not seen; the landing *run* number gives the order
 the pgoutput log rule needs (runs in order, then files by path, then lines).
+
+A run commits once per family (one Delta append each), then the manifest; the manifest's
+commit is the run's. A run killed in between left some families' lines under a run number the
+manifest does not know yet: the next run takes that number again, counts those files as landed
+(their lines are all there or none, one commit each) and lands only the rest, so no line lands
+twice and the run's numbering is what an uninterrupted run gives. Models read only the runs
+the manifest lists (macros/source_family.sql), so a build never sees half a landing run.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from pathlib import Path
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from cdc_warehouse.table_format import tag_commits
 from python_udfs.datastream import avro_file_events
 from python_udfs.registry import RECORD_LINE, RecordReader, record_lines_mapper
 
@@ -117,9 +125,13 @@ def count_unsupported_files(landing_root: Path) -> int:
     )
 
 
+def newest_landing_run(spark: SparkSession) -> int:
+    """The newest landing run the manifest records (0: none yet)."""
+    return spark.sql(f"select max(landing_run) from {MANIFEST_TABLE}").first()[0] or 0
+
+
 def _next_landing_run(spark: SparkSession) -> int:
-    latest = spark.sql(f"select max(landing_run) from {MANIFEST_TABLE}").first()[0]
-    return (latest or 0) + 1
+    return newest_landing_run(spark) + 1
 
 
 def _landed_paths(spark: SparkSession, family: Family) -> set[str]:
@@ -127,6 +139,15 @@ def _landed_paths(spark: SparkSession, family: Family) -> set[str]:
         f"select file_path from {MANIFEST_TABLE} where family = '{family.name}'"
     ).collect()
     return {row.file_path for row in rows}
+
+
+def _uncommitted_files(spark: SparkSession, family: Family, run: int) -> list[tuple[str, str]]:
+    """(source_name, file_path) of the files whose lines an interrupted landing of `run`
+    committed to the family's table before the manifest recorded them."""
+    rows = spark.sql(
+        f"select distinct source_name, file_path from {family.table} where landing_run = {run}"
+    ).collect()
+    return [(row.source_name, row.file_path) for row in rows]
 
 
 def _local_path(uri: Column) -> Column:
@@ -221,22 +242,42 @@ def _record_lines(
     )
 
 
+def _lines_of_run(spark: SparkSession, family: Family, run: int) -> int:
+    return spark.table(family.table).where(F.col("landing_run") == run).count()
+
+
+def _size_now(path: Path) -> int | None:
+    """The size of a file whose landing was interrupted, as far as it can still be told."""
+    try:
+        return path.stat().st_size
+    except OSError:
+        return None
+
+
 def land(spark: SparkSession, landing_root: Path) -> LandingReport:
     """Append every not-yet-landed file's lines to its family's raw table, then record the
-    files in the manifest (a crash in between re-lands them; events dedupe downstream)."""
+    files in the manifest; finish first what an interrupted run of the same number began."""
     ensure_raw_tables(spark)
     run = _next_landing_run(spark)
+    tag_commits(spark, run)
     landed_at = datetime.now(UTC).replace(tzinfo=None)
     manifest_rows = []
     total_lines = 0
     for family in FAMILIES:
-        known = _landed_paths(spark, family)
+        resumed = _uncommitted_files(spark, family, run)
+        manifest_rows.extend(
+            (family.name, source, path, _size_now(Path(path)), landed_at, run)
+            for source, path in resumed
+        )
+        known = _landed_paths(spark, family) | {path for _, path in resumed}
         new_files = [
             (source, path)
             for source, path in list_family_files(landing_root, family)
             if str(path) not in known
         ]
         if not new_files:
+            if resumed:
+                total_lines += _lines_of_run(spark, family, run)
             continue
         sizes = {path: path.stat().st_size for _, path in new_files}
         frames = []
@@ -258,7 +299,7 @@ def land(spark: SparkSession, landing_root: Path) -> LandingReport:
         )
         with _one_partition_per_file(spark, max(sizes.values())):
             batch.write.insertInto(family.table)
-        total_lines += spark.table(family.table).where(F.col("landing_run") == run).count()
+        total_lines += _lines_of_run(spark, family, run)
         manifest_rows.extend(
             (family.name, source, str(path), sizes[path], landed_at, run)
             for source, path in new_files

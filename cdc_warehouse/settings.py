@@ -24,6 +24,9 @@ CLUSTER_MASTERS = ("spark://", "yarn", "k8s://", "local-cluster[")
 DEFAULT_LOCAL_MASTER = "local[2]"
 # A 10M-event full build passes in it with the driver process under 4 GB (docs/benchmarks.md).
 DEFAULT_DRIVER_MEMORY = "2560m"
+# Delta's own default for removed files: a week of time travel.
+RETENTION_HOURS = "CDC_RETENTION_HOURS"
+DEFAULT_RETENTION_HOURS = 168
 
 # JDBC metastores whose driver class (and, for PostgreSQL, Debian's jar) we know.
 JDBC_DRIVERS = {
@@ -48,6 +51,10 @@ class SettingsError(ValueError):
 class WarehouseBusy(RuntimeError):
     """Another process holds what this one needs (the state directory, the embedded metastore,
     the shared metastore's start-up lock); nothing was changed. The message says which."""
+
+
+class JarsMissing(RuntimeError):
+    """The install step has not fetched the jars this version needs; the message says which."""
 
 
 @dataclass(frozen=True)
@@ -83,10 +90,23 @@ class Settings:
     metastore: Metastore | None = None
     executor_memory: str | None = None
     schema_prefix: str = ""
+    # CDC_SCHEMA: the marts' database (the profile's schema).
+    mart_schema: str = "default"
     # CDC_ALWAYS_BUILD: `cdcw run` builds even when nothing changed since its last build.
     always_build: bool = False
     # CDC_CLASS_ARCHIVE: where the driver JVM's class archive is kept (None: not used).
     class_archive_dir: Path | None = None
+    # CDC_RETENTION_HOURS: how far back `cdcw maintain` keeps the tables' earlier versions.
+    retention_hours: int = DEFAULT_RETENTION_HOURS
+
+    @property
+    def table_schemas(self) -> tuple[str, ...]:
+        """The databases that hold the tables the project writes (staging holds views only)."""
+        return (
+            f"{self.schema_prefix}cdc_raw",
+            f"{self.schema_prefix}cdc_internal",
+            self.mart_schema,
+        )
 
     @property
     def metastore_dir(self) -> Path:
@@ -197,6 +217,14 @@ def _always_build(value: str) -> bool:
     return ALWAYS_BUILD_VALUES[flag]
 
 
+def _retention_hours(value: str) -> int:
+    """Hours of earlier table versions that maintenance keeps (time travel reaches back as far)."""
+    text = value.strip() or str(DEFAULT_RETENTION_HOURS)
+    if not text.isdigit():
+        raise SettingsError(f"{RETENTION_HOURS} must be a whole number of hours, not {value!r}")
+    return int(text)
+
+
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     env = os.environ if env is None else env
     target = env.get("CDC_TARGET", LOCAL).strip() or LOCAL
@@ -249,6 +277,8 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         metastore=metastore,
         executor_memory=env.get("CDC_EXECUTOR_MEMORY") or None,
         schema_prefix=prefix,
+        mart_schema=env.get("CDC_SCHEMA", "").strip() or "default",
         always_build=_always_build(env.get(ALWAYS_BUILD, "")),
         class_archive_dir=archive_dir(env),
+        retention_hours=_retention_hours(env.get(RETENTION_HOURS, "")),
     )

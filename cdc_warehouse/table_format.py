@@ -8,6 +8,7 @@ pinned in constraints.txt beside pyspark, so the Python API and the jars always 
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 import tempfile
@@ -15,8 +16,9 @@ from importlib.metadata import version
 from pathlib import Path
 
 import pyspark
+from pyspark.sql import SparkSession
 
-from cdc_warehouse.settings import PROJECT_DIR
+from cdc_warehouse.settings import PROJECT_DIR, JarsMissing
 
 JARS_DIR = PROJECT_DIR / "jars"
 SCALA_VERSION = "2.13"
@@ -27,6 +29,16 @@ SESSION_CONF = {
     "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
     "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
 }
+
+
+# Each commit carries the landing run it belongs to (DESCRIBE HISTORY's userMetadata), so the
+# state of a table after a landing run can be found again (macros/time_travel.sql).
+COMMIT_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
+
+
+def tag_commits(spark: SparkSession, landing_run: int) -> None:
+    """Every Delta commit this session makes from now on names `landing_run`."""
+    spark.conf.set(COMMIT_METADATA, json.dumps({"landing_run": landing_run}))
 
 
 def delta_version() -> str:
@@ -44,33 +56,38 @@ def artifacts() -> list[tuple[str, str, str]]:
     ]
 
 
-def jar_paths(directory: Path = JARS_DIR) -> list[Path]:
+def jar_paths(directory: Path | None = None) -> list[Path]:
+    """Where the jars are: `directory`, by default the project's `jars/`."""
+    directory = directory or JARS_DIR
     return [directory / f"{artifact}-{release}.jar" for _, artifact, release in artifacts()]
 
 
-class JarsMissing(RuntimeError):
-    """The install step has not fetched the jars this version needs."""
-
-
-def session_jars(directory: Path = JARS_DIR) -> str:
+def session_jars(directory: Path | None = None) -> str:
     """The jars as `spark.jars` takes them (on the driver's and every executor's classpath)."""
-    missing = [path.name for path in jar_paths(directory) if not path.is_file()]
+    missing = [path for path in jar_paths(directory) if not path.is_file()]
     if missing:
         raise JarsMissing(
-            f"the Delta Lake jars {', '.join(missing)} are not in {directory}; "
-            "`make install` fetches them"
+            f"the Delta Lake jars {', '.join(path.name for path in missing)} are not in "
+            f"{missing[0].parent}; `make install` fetches them"
         )
     return ",".join(str(path) for path in jar_paths(directory))
 
 
-def fetch(directory: Path = JARS_DIR) -> list[Path]:
+def submit_options(directory: Path | None = None) -> list[str]:
+    """spark-submit's options for a Spark process of ours that cdcw does not start, e.g. a
+    Spark Connect server (README)."""
+    options = ["--jars", session_jars(directory)]
+    for key, value in SESSION_CONF.items():
+        options += ["--conf", f"{key}={value}"]
+    return options
+
+
+def fetch(directory: Path | None = None) -> list[Path]:
     """Resolve the artifacts with Spark's Ivy into a scratch cache and keep the jars named by
     `jar_paths`; those already present are not fetched again."""
     wanted = jar_paths(directory)
     if all(path.is_file() for path in wanted):
         return wanted
-    from pyspark.sql import SparkSession
-
     directory.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="ivy-") as cache:
         spark = (
@@ -89,11 +106,16 @@ def fetch(directory: Path = JARS_DIR) -> list[Path]:
     return wanted
 
 
-def main() -> int:
+def main(argv: list[str]) -> int:
+    """Fetch the jars (the install step); `--submit-options`: print spark-submit's options for
+    a Spark process of ours that cdcw does not start."""
+    if argv == ["--submit-options"]:
+        print(" ".join(submit_options()))
+        return 0
     for path in fetch():
         print(f"cdcw: {path.relative_to(PROJECT_DIR)}", file=sys.stderr)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

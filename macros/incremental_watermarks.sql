@@ -62,18 +62,6 @@
 {%- endmacro %}
 
 
-{#- Key partitions that received changes after `processed_through`, the newest landing run the
-    model reflects: the partitions a run recomputes. -#}
-{% macro touched_cohorts(upstream, upstream_run_column, processed_through) -%}
-    {%- if not execute -%}
-        {{ return([]) }}
-    {%- endif -%}
-    {{ return(distinct_values(
-        upstream, 'key_cohort', upstream_run_column ~ ' > ' ~ processed_through
-    )) }}
-{%- endmacro %}
-
-
 {#- The keys whose history a run must recompute: keys with new changes, every key of a table a
     new truncate emptied, and the successors of a primary key change whose half landed or whose
     old key changed (their unknown values continue the old key's). Returned as SQL, with each

@@ -4,7 +4,9 @@
 {#- Staging: a family's raw landed lines, typed and named. -#}
 {% macro staged_lines(raw_table) -%}
 with source as (
+    -- Runs the manifest lists: an interrupted landing's lines wait for the run that finishes it.
     select * from {{ source('cdc_raw', raw_table) }}
+    where landing_run <= (select max(landing_run) from {{ source('cdc_raw', 'landed_files') }})
 ),
 
 final as (

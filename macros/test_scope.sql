@@ -1,7 +1,7 @@
 {#- `cdcw run`, the scheduled job, sets var cdc_test_from_landing_run to the first landing run
     its build processes: the tests of the models that follow cdc_history (cdc_history,
     cdc_current and the typed views over them) then read only the rows the build rewrote (the
-    keys it recomputed; a carried row is unchanged and was tested when it was written,
+    keys it recomputed; another key's row is unchanged and was tested when it was written,
     docs/decisions/003), the Spanner tests read only the changes it applied, and the
     uniqueness tests of the append-only key registry and Spanner transactions only the values
     it appended. Without the var (any `cdcw dbt test`, a full refresh) they read everything.

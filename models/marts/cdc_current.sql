@@ -1,23 +1,25 @@
-{%- if is_incremental() %}
-    {%- set touched = touched_current_cohorts() %}
-{%- endif %}
-
 {{
     config(
         materialized='incremental',
-        incremental_strategy='insert_overwrite',
+        incremental_strategy='merge',
+        unique_key=['source_system', 'source_name', 'source_table', 'key_json'],
+        merge_deletes_flagged_rows=true,
         partition_by=['key_cohort'],
-        pre_hook="{{ drop_emptied_current_partitions() }}",
+        tblproperties={'delta.enableDeletionVectors': 'true'},
     )
 }}
 
-{#- A run rewrites the partitions that hold a key cdc_history recomputed, straight from
-    history's open versions there (docs/decisions/003): each rewritten partition is what a full
-    refresh writes, and no join with this table's old rows is needed. Reading history's rows of
-    those partitions measured cheaper than carrying this table's other rows through an anti join
-    (docs/benchmarks.md item 40). -#}
+{#- A run merges the open versions of the keys cdc_history recomputed (their rows there carry a
+    newer last_landing_run than this table reflects): a live key's row is written, a key with no
+    open version any more is deleted, other keys are not touched (docs/decisions/006). -#}
+{%- set processed_through = max_processed(this, 'last_landing_run') if is_incremental() else -1 %}
 
-with open_versions as (
+with recomputed_versions as (
+    select * from {{ ref('cdc_history') }}
+    where last_landing_run > {{ processed_through }}
+),
+
+open_versions as (
     select
         source_system,
         source_name,
@@ -30,16 +32,41 @@ with open_versions as (
         sort_key,
         last_landing_run,
         key_cohort
-    from {{ ref('cdc_history') }}
-    where
-        is_current
-        {%- if is_incremental() %}
-            and {{ in_values('key_cohort', touched) }}
-        {%- endif %}
+    from recomputed_versions
+    where is_current
 ),
 
-final as (
-    select {{ write_clustered_by('key_cohort') }} * from open_versions
-)
+{%- if is_incremental() %}
+
+    closed_keys as (
+        -- Recomputed keys left with no open version: deleted, or truncated away.
+        select distinct
+            source_system,
+            source_name,
+            source_table,
+            key_json,
+            cast(null as string) as row_json,
+            cast(null as array<string>) as unavailable_columns,
+            cast(null as string) as last_op,
+            cast(null as timestamp) as last_committed_at,
+            cast(null as string) as sort_key,
+            cast(null as bigint) as last_landing_run,
+            key_cohort
+        from recomputed_versions
+        where not exists (
+            select 1 from open_versions
+            where {{ same_key('open_versions', 'recomputed_versions') }}
+        )
+    ),
+
+    final as (
+        {{ flag_removed_rows('open_versions', 'closed_keys') }}
+    )
+{%- else %}
+
+    final as (
+        select {{ write_clustered_by('key_cohort') }} * from open_versions
+    )
+{%- endif %}
 
 select * from final

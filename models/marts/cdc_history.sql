@@ -3,8 +3,11 @@
 {{
     config(
         materialized='incremental',
-        incremental_strategy='insert_overwrite',
+        incremental_strategy='merge',
+        unique_key=['source_system', 'source_name', 'source_table', 'key_json', 'sort_key'],
+        merge_deletes_flagged_rows=true,
         partition_by=['key_cohort'],
+        tblproperties={'delta.enableDeletionVectors': 'true'},
         post_hook=[
             "{{ uncache_view('cdc_history__sorted_changes') }}",
             "{{ uncache_view('cdc_history__changed_keys') }}",
@@ -13,8 +16,9 @@
 }}
 
 {#- A run recomputes the history of the keys it changed, from the change log, so a late event
-    takes its place; the other keys of the partitions it rewrites keep their rows
-    (docs/decisions/003). Dynamic partition overwrite may read the table it writes. -#}
+    takes its place, and merges their versions into the table: new and changed versions are
+    written, versions that no longer exist deleted, other keys' rows not touched
+    (docs/decisions/006). -#}
 {%- set changed_keys = none %}
 {%- set touched = [] %}
 {%- set predecessor_cohorts = [] %}
@@ -349,26 +353,29 @@ recomputed_versions as (
 
 {%- if is_incremental() %}
 
-    carried_versions as (
-        -- Rows of the rewritten partitions whose keys this run leaves as they were.
+    removed_versions as (
+        -- Versions of the recomputed keys that the recomputation no longer has.
         select previous.*
         from {{ this }} as previous
         where
             {{ in_values('previous.key_cohort', touched) }}
-            and not {{ key_is_changed('previous', changed_keys, changed_keys_hint) }}
+            and {{ key_is_changed('previous', changed_keys, changed_keys_hint) }}
+            and not exists (
+                select 1 from recomputed_versions
+                where
+                    {{ same_key('recomputed_versions', 'previous') }}
+                    and recomputed_versions.sort_key = previous.sort_key
+            )
     ),
+
+    final as (
+        {{ flag_removed_rows('recomputed_versions', 'removed_versions') }}
+    )
+{%- else %}
+
+    final as (
+        select {{ write_clustered_by('key_cohort') }} * from recomputed_versions
+    )
 {%- endif %}
-
-written_versions as (
-    select * from recomputed_versions
-    {%- if is_incremental() %}
-        union all
-        select * from carried_versions
-    {%- endif %}
-),
-
-final as (
-    select {{ write_clustered_by('key_cohort') }} * from written_versions
-)
 
 select * from final

@@ -1,6 +1,6 @@
 """Running `cdcw` as its own process (its own JVM, driver classpath, master and metastore), a
 Python for Spark's workers that lacks this project, a Spark Connect server, and reading marts
-back from their parquet files."""
+back from their Delta tables."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from typing import Any
 
 import pyspark
 
+from cdc_warehouse import table_format
 from cdc_warehouse.settings import PROJECT_DIR
 
 SAMPLE_LANDING = PROJECT_DIR / "sample_data" / "landing"
@@ -152,6 +153,7 @@ def connect_server(directory: Path, worker_python: Path) -> Iterator[str]:
         f"spark.driver.extraJavaOptions=-Dderby.system.home={directory}",
         "--conf",
         "spark.ui.enabled=false",
+        *table_format.submit_options(),
     ]
     with log.open("w") as output:
         server = subprocess.Popen(
@@ -203,12 +205,12 @@ def table_dir(warehouse: Path, schema: str, table: str) -> Path:
 def mart_rows(
     spark, warehouse: Path, schema: str, landing_root: Path
 ) -> dict[str, list[tuple[tuple[str, Any], ...]]]:
-    """Every row of the three marts, read from their parquet files (no metastore needed):
+    """Every row of the three marts, read from their Delta tables by path (no metastore needed):
     timestamps as UTC text, file paths relative to the landing root, and the landing wall
     time (`landed_at`, different in every run) left out."""
     marts = {}
     for mart in MARTS:
-        frame = spark.read.parquet(str(table_dir(warehouse, schema, mart)))
+        frame = spark.read.format("delta").load(str(table_dir(warehouse, schema, mart)))
         columns = [
             f"date_format({field.name}, 'yyyy-MM-dd HH:mm:ss.SSSSSS') as {field.name}"
             if field.dataType.typeName() == "timestamp"

@@ -179,7 +179,8 @@ def test_the_schema_prefix_must_be_an_identifier():
 
 def test_every_session_gets_the_same_sql_settings():
     assert SQL_CONF["spark.sql.session.timeZone"] == "UTC"
-    assert all(key.startswith("spark.sql.") for key in SQL_CONF)
+    # Runtime settings only (Spark's and Delta's SQL settings): a Connect session sets them too.
+    assert all(key.startswith(("spark.sql.", "spark.databricks.delta.")) for key in SQL_CONF)
     assert SQL_CONF.items() <= session_conf(load_settings({})).items()
 
 
@@ -222,3 +223,18 @@ def test_cdc_always_build_forces_a_build(value, forced):
 def test_a_misspelt_cdc_always_build_is_refused(value):
     with pytest.raises(SettingsError, match="CDC_ALWAYS_BUILD must be"):
         load_settings({"CDC_ALWAYS_BUILD": value})
+
+
+def test_retention_hours_default_to_deltas_week_and_must_be_whole_hours():
+    assert load_settings({}).retention_hours == 168
+    assert load_settings({"CDC_RETENTION_HOURS": "24"}).retention_hours == 24
+    assert load_settings({"CDC_RETENTION_HOURS": "0"}).retention_hours == 0
+    for value in ("1d", "-1", "2.5"):
+        with pytest.raises(SettingsError, match="CDC_RETENTION_HOURS must be a whole number"):
+            load_settings({"CDC_RETENTION_HOURS": value})
+
+
+def test_the_project_writes_tables_in_the_raw_internal_and_mart_databases():
+    assert load_settings({}).table_schemas == ("cdc_raw", "cdc_internal", "default")
+    settings = load_settings({"CDC_SCHEMA_PREFIX": "team_a_", "CDC_SCHEMA": "marts"})
+    assert settings.table_schemas == ("team_a_cdc_raw", "team_a_cdc_internal", "marts")

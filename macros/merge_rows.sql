@@ -1,0 +1,52 @@
+{#- The `merge` incremental strategy of this project's models (it replaces dbt-spark's, which
+    only updates and inserts): one Delta MERGE that also deletes. With config
+    `merge_deletes_flagged_rows`, a model's incremental query returns the rows it recomputed and
+    the old rows that no longer exist, told apart by `flag_removed_rows`; matching rows that are
+    unchanged are not rewritten. -#}
+{% macro spark__get_merge_sql(target, source, unique_key, dest_columns, incremental_predicates) -%}
+    {%- set columns = adapter.get_columns_in_relation(target) | map(attribute='quoted') | list -%}
+    {%- set keys = [unique_key] if unique_key is string else unique_key -%}
+    {%- set removal_flag = 'is_removed' if config.get('merge_deletes_flagged_rows') else none -%}
+    merge into {{ target }} as target
+    using {{ source }} as source
+        on
+    {%- for key in keys %}
+            target.{{ key }} = source.{{ key }}{{ " and" if not loop.last }}
+    {%- endfor %}
+    {%- for predicate in incremental_predicates or [] %}
+            and {{ predicate }}
+    {%- endfor %}
+    {%- if removal_flag %}
+        when matched and source.{{ removal_flag }} then delete
+    {%- endif %}
+    when matched and not (
+    {%- for column in columns %}
+            target.{{ column }} <=> source.{{ column }}{{ " and" if not loop.last }}
+    {%- endfor %}
+    ) then update set
+    {%- for column in columns %}
+        {{ column }} = source.{{ column }}{{ "," if not loop.last }}
+    {%- endfor %}
+    when not matched {{- " and not source." ~ removal_flag if removal_flag }} then insert (
+        {{ columns | join(", ") }}
+    ) values (
+    {%- for column in columns %}
+            source.{{ column }}{{ "," if not loop.last }}
+    {%- endfor %}
+    )
+{%- endmacro %}
+
+
+{#- A merging model's incremental rows: `kept` (written) and `removed` (deleted; only their
+    unique key columns matter), the relations' columns being the table's. -#}
+{% macro flag_removed_rows(kept, removed) -%}
+    select
+        *,
+        false as is_removed
+    from {{ kept }}
+    union all
+    select
+        *,
+        true as is_removed
+    from {{ removed }}
+{%- endmacro %}

@@ -1,0 +1,368 @@
+"""Atomic runs and snapshot reads (Delta Lake): `cdcw run` killed with SIGKILL while it lands,
+while it writes the change log, history or current state, and while it tests, leaves every
+table as it was or as the finished run would leave it; the next run completes the work, and the
+marts, the raw lines and the quarantine then equal those of runs never interrupted. A reader in
+another process, checksumming cdc_current and cdc_history in a loop while a run rewrites them,
+only ever sees the state before or after that run.
+
+The bundled sample data (every family) arrives in three waves. The reference pipeline runs them
+in this process; the interrupted one runs `cdcw` as child processes, killed at each point of
+the second wave in turn, and its third wave runs under the reader. The marts after an earlier
+run can be read back (time travel by landing run), `cdcw maintain` changes no row, and a
+parquet warehouse of an earlier version becomes Delta without landing its files again."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cdc_warehouse.settings import PROJECT_DIR
+from tests.conftest import BUILD_WITHOUT_TESTS, Pipeline
+from tests.e2e.marts import current_facts, history_facts
+
+SAMPLE = PROJECT_DIR / "sample_data" / "landing"
+WAVES = 3
+RAW_TABLES = ("spanner_lines", "datastream_lines", "debezium_lines", "pgoutput_lines")
+CDCW = Path(sys.executable).parent / "cdcw"
+READER = Path(__file__).parent / "delta_reader.py"
+# The raw tables and the manifest as versions before Delta Lake created them.
+PARQUET_RAW_TABLES = [
+    f"""create table cdc_raw.{table} (
+          source_name string, file_path string, line_number bigint, line string,
+          load_error string, landed_at timestamp, landing_run bigint)
+        using parquet partitioned by (landing_run)"""
+    for table in RAW_TABLES
+] + [
+    """create table cdc_raw.landed_files (
+         family string, source_name string, file_path string, size_bytes bigint,
+         landed_at timestamp, landing_run bigint)
+       using parquet"""
+]
+KILL_TIMEOUT_SECONDS = 600
+
+
+def sample_waves() -> list[list[Path]]:
+    """Each source directory's files in path order, cut into three consecutive slices: a slot's
+    or a partition's files keep their order across waves."""
+    waves: list[list[Path]] = [[] for _ in range(WAVES)]
+    for family in sorted(SAMPLE.iterdir()):
+        for source in sorted(family.iterdir()):
+            files = sorted(path for path in source.rglob("*") if path.is_file())
+            for index, path in enumerate(files):
+                waves[index * WAVES // len(files)].append(path)
+    return waves
+
+
+def land_wave(pipeline: Pipeline, files: list[Path]) -> None:
+    for path in files:
+        target = pipeline.landing_root / path.relative_to(SAMPLE)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+
+
+def child_env(pipeline: Pipeline) -> dict[str, str]:
+    return {**os.environ, **pipeline.env()}
+
+
+def delta_commits(table_dir: Path) -> int:
+    return len(list((table_dir / "_delta_log").glob("*.json")))
+
+
+def raw_dir(pipeline: Pipeline, table: str) -> Path:
+    return pipeline.warehouse_dir / "cdc_raw.db" / table
+
+
+def run_killed(pipeline: Pipeline, reached: Callable[[str], bool], *args: str) -> str:
+    """`cdcw run` in a child process, killed with SIGKILL as soon as `reached(output so far)`;
+    returns its output. Fails if the run ended before reaching that point."""
+    log = pipeline.root / "killed-run.log"
+    with log.open("w") as output:
+        child = subprocess.Popen(
+            [str(CDCW), "run", *args],
+            env=child_env(pipeline),
+            stdout=output,
+            stderr=subprocess.STDOUT,
+        )
+    deadline = time.monotonic() + KILL_TIMEOUT_SECONDS
+    try:
+        while not reached(log.read_text(errors="replace")):
+            assert child.poll() is None, (
+                "the run ended before the kill point:\n" + log.read_text(errors="replace")[-3000:]
+            )
+            assert time.monotonic() < deadline, "the kill point never came"
+            time.sleep(0.05)
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+    return log.read_text(errors="replace")
+
+
+def started(node: str, then_seconds: float = 0.0) -> Callable[[str], bool]:
+    """The point `then_seconds` after dbt started `node` (a model or test name)."""
+    seen_at: list[float] = []
+
+    def reached(output: str) -> bool:
+        if not seen_at and f"START {node}" in output:
+            seen_at.append(time.monotonic())
+        return bool(seen_at) and time.monotonic() - seen_at[0] >= then_seconds
+
+    return reached
+
+
+def after(marker: str, node: str) -> Callable[[str], bool]:
+    """The point dbt starts `node` once `marker` was printed."""
+
+    def reached(output: str) -> bool:
+        seen = output.find(marker)
+        return seen >= 0 and f"START {node}" in output[seen:]
+
+    return reached
+
+
+def run_to_end(pipeline: Pipeline, *args: str) -> None:
+    done = subprocess.run(
+        [str(CDCW), "run", *args],
+        env=child_env(pipeline),
+        capture_output=True,
+        text=True,
+        timeout=KILL_TIMEOUT_SECONDS,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+
+
+def warehouse_facts(pipeline: Pipeline) -> dict[str, Any]:
+    """What must not differ from an uninterrupted run: the marts' rows, each landed line (a
+    line landed twice counts twice) with its run, and each quarantine row."""
+    spark = pipeline.spark()
+    quarantine = Counter(
+        (
+            str(Path(row.file_path).relative_to(pipeline.landing_root)),
+            row.line_number,
+            row.reason,
+        )
+        for row in spark.table("cdc_quarantine").collect()
+    )
+    return {
+        **mart_facts(pipeline, "cdc_current", "cdc_history"),
+        "quarantine": quarantine,
+        **warehouse_facts_of_lines(pipeline),
+    }
+
+
+def warehouse_facts_of_lines(pipeline: Pipeline) -> dict[str, Any]:
+    """Each landed line (a line landed twice counts twice) with its run, and the manifest."""
+    spark = pipeline.spark()
+    lines = Counter()
+    for table in RAW_TABLES:
+        for row in spark.table(f"cdc_raw.{table}").collect():
+            relative = Path(row.file_path).relative_to(pipeline.landing_root)
+            lines[(table, str(relative), row.line_number, row.landing_run)] += 1
+    manifest = sorted(
+        (str(Path(row.file_path).relative_to(pipeline.landing_root)), row.landing_run)
+        for row in spark.table("cdc_raw.landed_files").collect()
+    )
+    return {"lines": lines, "manifest": manifest}
+
+
+def mart_facts(pipeline: Pipeline, current: str, history: str) -> dict[str, list[tuple]]:
+    return {
+        "current": current_facts(pipeline.rows(current)),
+        "history": history_facts(pipeline.rows(history)),
+    }
+
+
+def table_format(pipeline: Pipeline, table: str) -> str:
+    return pipeline.spark().sql(f"describe detail {table}").first().format
+
+
+@pytest.fixture(scope="module")
+def reference(java_available, tmp_path_factory) -> dict[str, Any]:
+    """The facts after the last run, and the marts after each run."""
+    pipeline = Pipeline(tmp_path_factory.mktemp("uninterrupted"))
+    after_run = {}
+    for run, files in enumerate(sample_waves(), start=1):
+        land_wave(pipeline, files)
+        assert pipeline.cdcw("run", *BUILD_WITHOUT_TESTS) == 0
+        after_run[run] = mart_facts(pipeline, "cdc_current", "cdc_history")
+    return {**warehouse_facts(pipeline), "after_run": after_run}
+
+
+@pytest.fixture(scope="module")
+def interrupted(reference, tmp_path_factory) -> dict[str, Any]:
+    """The second wave's run killed at each point in turn, each next run resuming; then the
+    third wave under the reader."""
+    pipeline = Pipeline(tmp_path_factory.mktemp("interrupted"))
+    first, second, third = sample_waves()
+    land_wave(pipeline, first)
+    run_to_end(pipeline, *BUILD_WITHOUT_TESTS)
+
+    land_wave(pipeline, second)
+    kills = {}
+    # Landing: after two families' lines committed, before the manifest.
+    debezium_before = delta_commits(raw_dir(pipeline, "debezium_lines"))
+    manifest_before = delta_commits(raw_dir(pipeline, "landed_files"))
+    run_killed(
+        pipeline,
+        lambda _: delta_commits(raw_dir(pipeline, "debezium_lines")) > debezium_before,
+    )
+    kills["landing"] = delta_commits(raw_dir(pipeline, "landed_files")) == manifest_before
+    # The dbt tests run only where a kill aims at them, and in the run that finishes the wave:
+    # it tests every row the interrupted builds wrote.
+    for point, node, without_tests in [
+        ("change log", started("sql incremental model cdc_internal.int_cdc__change_log", 1), True),
+        ("history", started("sql incremental model default.cdc_history", 2), True),
+        ("current", started("sql incremental model default.cdc_current", 0.5), True),
+        ("tests", after("OK created sql incremental model default.cdc_current", "test"), False),
+    ]:
+        output = run_killed(pipeline, node, *(BUILD_WITHOUT_TESTS if without_tests else ()))
+        kills[point] = "Completed successfully" not in output
+    run_to_end(pipeline)
+
+    land_wave(pipeline, third)
+    reads = pipeline.root / "reads.jsonl"
+    stop = pipeline.root / "reader.stop"
+    reader = subprocess.Popen(
+        [
+            sys.executable,
+            str(READER),
+            str(pipeline.warehouse_dir / "cdc_current"),
+            str(pipeline.warehouse_dir / "cdc_history"),
+            str(reads),
+            str(stop),
+        ],
+        env=child_env(pipeline),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 300
+        while not reads.exists() or not reads.read_text().strip():
+            assert reader.poll() is None, "the reader stopped before its first read"
+            assert time.monotonic() < deadline, "the reader never read"
+            time.sleep(0.5)
+        run_to_end(pipeline, *BUILD_WITHOUT_TESTS)
+    finally:
+        stop.touch()
+        reader.wait(timeout=300)
+    return {
+        "pipeline": pipeline,
+        "kills": kills,
+        "facts": warehouse_facts(pipeline),
+        "reads": [json.loads(line) for line in reads.read_text().splitlines()],
+    }
+
+
+def test_every_kill_landed_where_it_was_aimed(interrupted):
+    assert interrupted["kills"] == {
+        "landing": True,
+        "change log": True,
+        "history": True,
+        "current": True,
+        "tests": True,
+    }
+
+
+def test_no_line_is_landed_twice_or_lost(reference, interrupted):
+    assert interrupted["facts"]["lines"] == reference["lines"]
+    assert max(reference["lines"].values()) == 1
+    assert interrupted["facts"]["manifest"] == reference["manifest"]
+
+
+def test_no_quarantine_row_is_lost_or_doubled(reference, interrupted):
+    assert reference["quarantine"], "the sample data should quarantine some lines"
+    assert interrupted["facts"]["quarantine"] == reference["quarantine"]
+
+
+def test_the_marts_equal_those_of_uninterrupted_runs(reference, interrupted):
+    assert interrupted["facts"]["current"] == reference["current"]
+    assert interrupted["facts"]["history"] == reference["history"]
+
+
+def test_a_reader_sees_the_state_before_or_after_a_run_never_a_mix(interrupted):
+    reads = interrupted["reads"]
+    assert not [read for read in reads if read.get("error")]
+    for table in ("cdc_current", "cdc_history"):
+        checksums = [read["checksum"] for read in reads if read["table"] == table]
+        before, after = checksums[0], checksums[-1]
+        assert before != after, f"the third wave should change {table}"
+        assert set(checksums) <= {before, after}
+        assert len(checksums) >= 4, f"too few reads of {table} to have watched the run"
+
+
+def as_of_run_sql(pipeline: Pipeline, mart: str, landing_run: int) -> str:
+    """The SQL that dbt compiles for `select * from {{ cdc_as_of_run(mart, landing_run) }}`."""
+    from dbt.cli.main import dbtRunner
+
+    from cdc_warehouse.cli import dbt_args
+    from cdc_warehouse.settings import load_settings
+    from tests.conftest import patched_env
+
+    pipeline.spark()
+    with patched_env(pipeline.env()):
+        settings = load_settings()
+        os.environ["DBT_TARGET_PATH"] = str(settings.dbt_dir / "target")
+        os.environ["DBT_LOG_PATH"] = str(settings.dbt_dir / "logs")
+        inline = f"select * from {{{{ cdc_as_of_run('{mart}', {landing_run}) }}}}"
+        result = dbtRunner().invoke(dbt_args(["compile", "--inline", inline], settings))
+    assert result.success, result.exception
+    return result.result.results[0].node.compiled_code
+
+
+def test_the_marts_after_an_earlier_run_can_be_read_back(reference, interrupted):
+    pipeline = interrupted["pipeline"]
+    spark = pipeline.spark()
+    for run in (1, 2):
+        for mart in ("cdc_current", "cdc_history"):
+            spark.sql(as_of_run_sql(pipeline, mart, run)).createOrReplaceTempView(f"{mart}_then")
+        assert (
+            mart_facts(pipeline, "cdc_current_then", "cdc_history_then")
+            == (reference["after_run"][run])
+        ), f"the marts after landing run {run}"
+    assert reference["after_run"][1] != reference["after_run"][2]
+
+
+def test_maintenance_compacts_small_files_and_changes_no_row(interrupted, capsys):
+    pipeline = interrupted["pipeline"]
+    assert pipeline.cdcw("maintain") == 0
+    said = capsys.readouterr().err
+    assert "cdc_internal.int_cdc__change_log:" in said
+    assert "default.cdc_history:" in said
+    assert any(
+        int(line.split(": ")[1].split()[0]) > 0 for line in said.splitlines() if "compacted" in line
+    ), said
+    assert warehouse_facts(pipeline) == interrupted["facts"]
+
+
+def test_a_parquet_warehouse_becomes_delta_without_landing_again(reference, tmp_path):
+    pipeline = Pipeline(tmp_path)
+    for files in sample_waves():
+        land_wave(pipeline, files)
+    spark = pipeline.spark()
+    spark.sql("create database cdc_raw")
+    for statement in PARQUET_RAW_TABLES:
+        spark.sql(statement)
+    assert pipeline.cdcw("land") == 0
+    assert table_format(pipeline, "cdc_raw.debezium_lines") == "parquet"
+    landed = warehouse_facts_of_lines(pipeline)
+
+    assert pipeline.cdcw("upgrade") == 0
+
+    for table in [*RAW_TABLES, "landed_files"]:
+        assert table_format(pipeline, f"cdc_raw.{table}") == "delta"
+    assert table_format(pipeline, "cdc_history") == "delta"
+    assert warehouse_facts_of_lines(pipeline) == landed
+    facts = warehouse_facts(pipeline)
+    for mart in ("current", "history", "quarantine"):
+        assert facts[mart] == reference[mart], mart
