@@ -242,6 +242,15 @@ def _record_lines(
     )
 
 
+def _record_manifest(spark: SparkSession, rows: list[tuple]) -> None:
+    """The run's commit: from now on its files count as landed and models read its lines."""
+    spark.createDataFrame(
+        rows,
+        "family string, source_name string, file_path string, size_bytes bigint, "
+        "landed_at timestamp, landing_run bigint",
+    ).write.insertInto(MANIFEST_TABLE)
+
+
 def _lines_of_run(spark: SparkSession, family: Family, run: int) -> int:
     return spark.table(family.table).where(F.col("landing_run") == run).count()
 
@@ -305,11 +314,7 @@ def land(spark: SparkSession, landing_root: Path) -> LandingReport:
             for source, path in new_files
         )
     if manifest_rows:
-        spark.createDataFrame(
-            manifest_rows,
-            "family string, source_name string, file_path string, size_bytes bigint, "
-            "landed_at timestamp, landing_run bigint",
-        ).write.insertInto(MANIFEST_TABLE)
+        _record_manifest(spark, manifest_rows)
     return LandingReport(
         landing_run=run,
         files=len(manifest_rows),

@@ -1,6 +1,7 @@
 """Landing streams files line by line and still numbers every line exactly: blank lines keep
 their numbers, CRLF endings are stripped, a last line without a newline lands, and many files
-of one run share output files without mixing up their numbering."""
+of one run share output files without mixing up their numbering. A landing cut short is
+finished by the next run under the same run number, no line landed twice."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from pathlib import Path
 
 import pyarrow
 import pyarrow.parquet
+import pytest
 
+from cdc_warehouse import landing
 from python_udfs.datastream import avro_events
 from tests.conftest import Pipeline
 from tests.unit.test_datastream import avro_file, avro_record
@@ -96,3 +99,73 @@ def test_avro_files_land_record_by_record_in_batches_beside_text_files(java_avai
     assert max(cut, key=lambda row: row[2])[4].startswith("unreadable Avro record: ")
     [bad] = [row for row in landed if row[1].endswith("bad.avro")]
     assert bad[2:4] == (0, None) and bad[4].startswith("unreadable Avro header: ")
+
+
+class Killed(Exception):
+    """Stands for the process dying at that point."""
+
+
+@pytest.mark.parametrize("cut", ["after the first family", "before the manifest"])
+def test_a_landing_cut_short_is_finished_by_the_next_run_without_landing_twice(
+    java_available, tmp_path, monkeypatch, cut
+):
+    pipeline = Pipeline(tmp_path)
+    files = {
+        "datastream/s/a.jsonl": ['{"a": 1}', '{"a": 2}', '{"a": 3}'],
+        "debezium/srv/b.jsonl": ['{"b": 1}', '{"b": 2}'],
+        "pgoutput/slot/c.jsonl": ['{"c": 1}'],
+    }
+    for relative, lines in files.items():
+        write_bytes(pipeline, relative, ("\n".join(lines) + "\n").encode())
+
+    def killed(*_: object) -> None:
+        raise Killed
+
+    if cut == "after the first family":
+        monkeypatch.setattr(landing, "_lines_of_run", killed)
+    else:
+        monkeypatch.setattr(landing, "_record_manifest", killed)
+    with pytest.raises(Killed):
+        pipeline.cdcw("land")
+    monkeypatch.undo()
+    committed = {
+        family: len(pipeline.rows(f"cdc_raw.{family}_lines"))
+        for family in ("datastream", "debezium", "pgoutput")
+    }
+    first_only = cut == "after the first family"
+    assert committed == {
+        "datastream": 3,
+        "debezium": 0 if first_only else 2,
+        "pgoutput": 0 if first_only else 1,
+    }
+    assert pipeline.rows("cdc_raw.landed_files") == []
+    if not first_only:
+        # A build in between sees none of the lines of a run the manifest does not list.
+        assert pipeline.cdcw("dbt", "run", "--select", "stg_datastream__lines") == 0
+        assert pipeline.rows("cdc_staging.stg_datastream__lines") == []
+    # A file that arrives before the next run lands in the same run.
+    files["datastream/s/d.jsonl"] = ['{"d": 1}']
+    write_bytes(pipeline, "datastream/s/d.jsonl", b'{"d": 1}\n')
+
+    assert pipeline.cdcw("land") == 0
+
+    for family in ("datastream", "debezium", "pgoutput"):
+        landed = [
+            (Path(row["file_path"]).relative_to(pipeline.landing_root).as_posix(), row["line"])
+            for row in pipeline.rows(f"cdc_raw.{family}_lines")
+        ]
+        expected = [
+            (relative, line)
+            for relative, lines in files.items()
+            if relative.startswith(family)
+            for line in lines
+        ]
+        assert sorted(landed) == sorted(expected), family
+        assert {row["landing_run"] for row in pipeline.rows(f"cdc_raw.{family}_lines")} == {1}
+    manifest = pipeline.rows("cdc_raw.landed_files")
+    assert sorted(
+        Path(row["file_path"]).relative_to(pipeline.landing_root).as_posix() for row in manifest
+    ) == sorted(files)
+    assert {row["landing_run"] for row in manifest} == {1}
+    if not first_only:
+        assert len(pipeline.rows("cdc_staging.stg_datastream__lines")) == 4
