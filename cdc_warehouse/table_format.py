@@ -88,7 +88,7 @@ def fetch(directory: Path | None = None) -> list[Path]:
     wanted = jar_paths(directory)
     if all(path.is_file() for path in wanted):
         return wanted
-    directory.mkdir(parents=True, exist_ok=True)
+    wanted[0].parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="ivy-") as cache:
         spark = (
             SparkSession.builder.master("local[1]")
