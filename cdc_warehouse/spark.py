@@ -110,6 +110,13 @@ def session_conf(settings: Settings) -> dict[str, str]:
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
     }
+    # The driver also loads Delta from its own classpath: the Thrift server's JDBC sessions
+    # resolve the catalog class without the loader of `spark.jars` (ClassNotFoundException).
+    conf["spark.driver.extraClassPath"] = os.pathsep.join(
+        path
+        for path in (*conf["spark.jars"].split(","), conf.get("spark.driver.extraClassPath"))
+        if path
+    )
     if settings.executor_memory:
         conf["spark.executor.memory"] = settings.executor_memory
     return conf

@@ -2,7 +2,7 @@
     its build processes: the tests of the models that follow cdc_history (cdc_history,
     cdc_current and the typed views over them) then read only the rows the build rewrote (the
     keys it recomputed; another key's row is unchanged and was tested when it was written,
-    docs/decisions/003), the Spanner tests read only the changes it applied, and the
+    docs/decisions/006), the Spanner tests read only the changes it applied, and the
     uniqueness tests of the append-only key registry and Spanner transactions only the values
     it appended. Without the var (any `cdcw dbt test`, a full refresh) they read everything.
     Typed column discovery (macros/typed_models.sql) reads the same rows. -#}

@@ -6,8 +6,8 @@
 }}
 
 {#- Each key gets a partition (key_cohort) for life, grouping keys by when they were first seen:
-    recent activity stays in recent partitions, so a run rewrites few of them
-    (docs/decisions/002-key-cohort-partitions.md). -#}
+    recent activity stays in recent partitions, so a run reads few of them
+    (docs/decisions/002-key-cohort-partitions.md, 006-delta-lake.md). -#}
 {%- set seen_through = max_processed(this, 'first_landing_run') if is_incremental() else -1 %}
 {%- set last_key_seq = max_processed(this, 'key_seq', 0) if is_incremental() else 0 %}
 

@@ -119,8 +119,9 @@ def free_port() -> int:
 
 @contextmanager
 def connect_server(directory: Path, worker_python: Path) -> Iterator[str]:
-    """pyspark's own sbin/start-connect-server.sh in the foreground (--wait) on loopback, with
-    a Hive catalog (Derby metastore and warehouse under `directory`); always stopped again.
+    """Spark's Connect server (its class, through pyspark's own spark-submit: the pyspark 4.2
+    wheel has no sbin/start-connect-server.sh) in the foreground on loopback, with a Hive
+    catalog (Derby metastore and warehouse under `directory`); always stopped again.
     Its Python workers run `worker_python`. Yields the sc:// URL."""
     port = free_port()
     directory.mkdir(parents=True, exist_ok=True)
@@ -132,8 +133,11 @@ def connect_server(directory: Path, worker_python: Path) -> Iterator[str]:
         PYSPARK_PYTHON=str(worker_python),
     )
     command = [
-        str(PYSPARK_HOME / "sbin" / "start-connect-server.sh"),
-        "--wait",
+        str(PYSPARK_HOME / "bin" / "spark-submit"),
+        "--class",
+        "org.apache.spark.sql.connect.service.SparkConnectServer",
+        "--name",
+        "Spark Connect server",
         "--master",
         "local[2]",
         "--driver-memory",
@@ -154,6 +158,7 @@ def connect_server(directory: Path, worker_python: Path) -> Iterator[str]:
         "--conf",
         "spark.ui.enabled=false",
         *table_format.submit_options(),
+        "spark-internal",
     ]
     with log.open("w") as output:
         server = subprocess.Popen(

@@ -322,10 +322,10 @@ def as_of_run_sql(pipeline: Pipeline, mart: str, landing_run: int) -> str:
 
 def test_the_marts_after_an_earlier_run_can_be_read_back(reference, interrupted):
     pipeline = interrupted["pipeline"]
-    spark = pipeline.spark()
     for run in (1, 2):
         for mart in ("cdc_current", "cdc_history"):
-            spark.sql(as_of_run_sql(pipeline, mart, run)).createOrReplaceTempView(f"{mart}_then")
+            query = as_of_run_sql(pipeline, mart, run)
+            pipeline.spark().sql(query).createOrReplaceTempView(f"{mart}_then")
         assert (
             mart_facts(pipeline, "cdc_current_then", "cdc_history_then")
             == (reference["after_run"][run])
@@ -340,7 +340,7 @@ def test_maintenance_compacts_small_files_and_changes_no_row(interrupted, capsys
     assert "cdc_internal.int_cdc__change_log:" in said
     assert "default.cdc_history:" in said
     assert any(
-        int(line.split(": ")[1].split()[0]) > 0 for line in said.splitlines() if "compacted" in line
+        int(line.split(": ")[2].split()[0]) > 0 for line in said.splitlines() if "compacted" in line
     ), said
     assert warehouse_facts(pipeline) == interrupted["facts"]
 

@@ -27,7 +27,8 @@ def test_the_default_is_the_embedded_local_warehouse():
     assert conf["spark.hadoop.javax.jdo.option.ConnectionURL"] == (
         f"jdbc:derby:;databaseName={settings.warehouse_dir / 'metastore_db'};create=true"
     )
-    assert "spark.driver.extraClassPath" not in conf
+    # Only the Delta jars (no metastore driver) on the driver's classpath.
+    assert conf["spark.driver.extraClassPath"] == conf["spark.jars"].replace(",", ":")
 
 
 @pytest.mark.parametrize(

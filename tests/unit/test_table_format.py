@@ -44,6 +44,7 @@ def test_cdcw_reports_missing_jars_in_one_sentence(monkeypatch, capsys, tmp_path
 def test_every_driver_session_loads_delta_and_its_jars():
     conf = session_conf(load_settings({}))
     assert conf["spark.jars"] == ",".join(str(p) for p in table_format.jar_paths())
+    assert conf["spark.driver.extraClassPath"] == ":".join(str(p) for p in table_format.jar_paths())
     assert table_format.SESSION_CONF.items() <= conf.items()
 
 
