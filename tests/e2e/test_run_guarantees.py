@@ -7,9 +7,9 @@ only ever sees the state before or after that run.
 
 The bundled sample data (every family) arrives in three waves. The reference pipeline runs them
 in this process; the interrupted one runs `cdcw` as child processes, killed at each point of
-the second wave in turn, and its third wave runs under the reader. The marts after an earlier
-run can be read back (time travel by landing run), `cdcw maintain` changes no row, and a
-parquet warehouse of an earlier version becomes Delta without landing its files again."""
+the second wave in turn, and its third wave runs under the reader. `cdcw maintain` changes no
+row, and a parquet warehouse of an earlier version becomes Delta without landing its files
+again."""
 
 from __future__ import annotations
 
@@ -189,14 +189,11 @@ def table_format(pipeline: Pipeline, table: str) -> str:
 
 @pytest.fixture(scope="module")
 def reference(java_available, tmp_path_factory) -> dict[str, Any]:
-    """The facts after the last run, and the marts after each run."""
     pipeline = Pipeline(tmp_path_factory.mktemp("uninterrupted"))
-    after_run = {}
-    for run, files in enumerate(sample_waves(), start=1):
+    for files in sample_waves():
         land_wave(pipeline, files)
         assert pipeline.cdcw("run", *BUILD_WITHOUT_TESTS) == 0
-        after_run[run] = mart_facts(pipeline, "cdc_current", "cdc_history")
-    return {**warehouse_facts(pipeline), "after_run": after_run}
+    return warehouse_facts(pipeline)
 
 
 @pytest.fixture(scope="module")
@@ -299,38 +296,6 @@ def test_a_reader_sees_the_state_before_or_after_a_run_never_a_mix(interrupted):
         assert before != after, f"the third wave should change {table}"
         assert set(checksums) <= {before, after}
         assert len(checksums) >= 4, f"too few reads of {table} to have watched the run"
-
-
-def as_of_run_sql(pipeline: Pipeline, mart: str, landing_run: int) -> str:
-    """The SQL that dbt compiles for `select * from {{ cdc_as_of_run(mart, landing_run) }}`."""
-    from dbt.cli.main import dbtRunner
-
-    from cdc_warehouse.cli import dbt_args
-    from cdc_warehouse.settings import load_settings
-    from tests.conftest import patched_env
-
-    pipeline.spark()
-    with patched_env(pipeline.env()):
-        settings = load_settings()
-        os.environ["DBT_TARGET_PATH"] = str(settings.dbt_dir / "target")
-        os.environ["DBT_LOG_PATH"] = str(settings.dbt_dir / "logs")
-        inline = f"select * from {{{{ cdc_as_of_run('{mart}', {landing_run}) }}}}"
-        result = dbtRunner().invoke(dbt_args(["compile", "--inline", inline], settings))
-    assert result.success, result.exception
-    return result.result.results[0].node.compiled_code
-
-
-def test_the_marts_after_an_earlier_run_can_be_read_back(reference, interrupted):
-    pipeline = interrupted["pipeline"]
-    for run in (1, 2):
-        for mart in ("cdc_current", "cdc_history"):
-            query = as_of_run_sql(pipeline, mart, run)
-            pipeline.spark().sql(query).createOrReplaceTempView(f"{mart}_then")
-        assert (
-            mart_facts(pipeline, "cdc_current_then", "cdc_history_then")
-            == (reference["after_run"][run])
-        ), f"the marts after landing run {run}"
-    assert reference["after_run"][1] != reference["after_run"][2]
 
 
 def test_maintenance_compacts_small_files_and_changes_no_row(interrupted, capsys):
