@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from pyspark.sql import SparkSession
 
-from cdc_warehouse.settings import Settings
+from cdc_warehouse.settings import DEFAULT_RETENTION_HOURS, Settings
 
 # Delta refuses a VACUUM that keeps less than its default week unless told the operator meant it.
 RETENTION_CHECK = "spark.databricks.delta.retentionDurationCheck.enabled"
@@ -45,7 +45,9 @@ def tables_in_format(spark: SparkSession, schemas: tuple[str, ...], file_format:
 
 
 def maintain(spark: SparkSession, settings: Settings) -> list[Upkeep]:
-    spark.conf.set(RETENTION_CHECK, "false" if settings.retention_hours < 168 else "true")
+    spark.conf.set(
+        RETENTION_CHECK, "false" if settings.retention_hours < DEFAULT_RETENTION_HOURS else "true"
+    )
     done = []
     for table in delta_tables(spark, settings.table_schemas):
         started = time.perf_counter()
