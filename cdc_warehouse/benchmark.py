@@ -10,6 +10,12 @@ full         land every base wave (one landing run each, as files arrive) + one 
 realistic    from the full build's warehouse: land 1% more events (new keys, recent keys, a
              few late changes of old keys) + `dbt build`
 adversarial  the same, the 1% spread over random live keys of all ages
+small        from the full build's warehouse: land one small file (at most 1,000 events of one
+             family) + the build `cdcw run` makes of it; then the next run, which finds no new
+             file: `seconds_over_noop` is how much longer the first process took than the second
+             (each whole, JVM start included)
+
+Every build is the one `cdcw run` makes: the families with new lines and what they feed.
 
 Each phase runs in its own Python process (its own driver JVM) while this process samples
 the resident memory of its process tree (/proc): the driver's Python process, its JVM and
@@ -38,13 +44,20 @@ from typing import Any
 from cdc_warehouse import workload
 from cdc_warehouse.settings import DEFAULT_DRIVER_MEMORY, DEFAULT_LOCAL_MASTER
 
-PHASES = ("floor", "full", "realistic", "adversarial")
+# The phases that land on a copy of the full build: the two top-ups, then the small file.
+INCREMENTAL_PHASES = (*workload.TOPUP_MODES, workload.SMALL_FILE)
+# The `cdcw run` after the small file's, which finds nothing new (part of the small phase).
+IDLE_RUN = "idle"
+PHASES = ("floor", "full", *INCREMENTAL_PHASES)
 STAGES = ("land", "staging", "change_log", "history", "current", "tests", "other", "dbt_overhead")
 DBT_STAGES = STAGES[1:-1]
 TARGETS = {
     "full_vs_floor": 2.5,
     "driver_peak_rss_gb": 4.0,
     "realistic_vs_full": 0.05,
+    "realistic_vs_floor": 1.5,
+    "adversarial_vs_floor": 2.5,
+    "small_over_noop_seconds": 15.0,
 }
 SAMPLE_SECONDS = 0.2
 
@@ -242,7 +255,7 @@ def _sanity(spark) -> dict[str, Any]:
 def run_phase(phase: str, work: Path, result_path: Path, discard_landed: bool = False) -> int:
     """One phase, in this (fresh) process; writes its measurements to `result_path`.
     `discard_landed`: delete each delivery's generated files once landed."""
-    from cdc_warehouse.cli import build, history_built_through, start_spark, warehouse_lock
+    from cdc_warehouse.cli import build_new_landings, start_spark, warehouse_lock
     from cdc_warehouse.landing import land
     from cdc_warehouse.settings import load_settings
 
@@ -272,27 +285,33 @@ def run_phase(phase: str, work: Path, result_path: Path, discard_landed: bool = 
         with warehouse_lock(settings):
             spark = start_spark(settings)
             result["startup_seconds"] = round(time.perf_counter() - started, 3)
-            deliveries = manifest["waves"] if phase == "full" else [f"topup-{phase}"]
-            land_seconds = []
-            for name in deliveries:
-                workload.stage(work / "workload", name, settings.landing_root)
+            if phase == IDLE_RUN:
+                # The run after the small file's: nothing new to land, so no build.
                 t0 = time.perf_counter()
-                report = land(spark, settings.landing_root)
-                land_seconds.append(round(time.perf_counter() - t0, 3))
-                print(f"bench: {name}: {report.files} files, {report.lines} lines", flush=True)
-                if discard_landed:
-                    workload.discard(work / "workload", name, settings.landing_root)
-            t0 = time.perf_counter()
-            # A phase's build starts from the previous phase's, which passed its tests.
-            ok = build(spark, [], settings, history_built_through(spark, settings))
-            dbt_seconds = time.perf_counter() - t0
-            result["land_seconds"] = round(sum(land_seconds), 3)
-            result["land_seconds_per_run"] = land_seconds
-            result["dbt_seconds"] = round(dbt_seconds, 3)
-            result["seconds"] = round(sum(land_seconds) + dbt_seconds, 3)
-            result["dbt_success"] = ok
-            result["dbt"] = dbt_timings(settings.dbt_dir / "target" / "run_results.json")
-            result["sanity"] = _sanity(spark)
+                build_new_landings(spark, land(spark, settings.landing_root), [], settings)
+                result["seconds"] = round(time.perf_counter() - t0, 3)
+            else:
+                deliveries = manifest["waves"] if phase == "full" else [f"topup-{phase}"]
+                land_seconds = []
+                for name in deliveries:
+                    workload.stage(work / "workload", name, settings.landing_root)
+                    t0 = time.perf_counter()
+                    report = land(spark, settings.landing_root)
+                    land_seconds.append(round(time.perf_counter() - t0, 3))
+                    print(f"bench: {name}: {report.files} files, {report.lines} lines", flush=True)
+                    if discard_landed:
+                        workload.discard(work / "workload", name, settings.landing_root)
+                t0 = time.perf_counter()
+                # As `cdcw run` builds: what the new lines feed, on the previous phase's build.
+                ok = build_new_landings(spark, report, [], settings)
+                dbt_seconds = time.perf_counter() - t0
+                result["land_seconds"] = round(sum(land_seconds), 3)
+                result["land_seconds_per_run"] = land_seconds
+                result["dbt_seconds"] = round(dbt_seconds, 3)
+                result["seconds"] = round(sum(land_seconds) + dbt_seconds, 3)
+                result["dbt_success"] = ok
+                result["dbt"] = dbt_timings(settings.dbt_dir / "target" / "run_results.json")
+                result["sanity"] = _sanity(spark)
     result.update(_self_peaks())
     result_path.write_text(json.dumps(result, indent=2) + "\n")
     return 0
@@ -384,11 +403,16 @@ def _summary(results: dict[str, Any], manifest: dict[str, Any], families: Sequen
     floor = results["floor"]["seconds"]
     base_events = _events(manifest, families, "base")
     out: dict[str, Any] = {}
-    for phase in ("full", *workload.TOPUP_MODES):
+    for phase in ("full", *INCREMENTAL_PHASES):
         if phase not in results:
             continue
         result = results[phase]
-        events = base_events if phase == "full" else _events(manifest, families, "topup", phase)
+        if phase == workload.SMALL_FILE:
+            events = result["small_file"]["events"]
+        elif phase == "full":
+            events = base_events
+        else:
+            events = _events(manifest, families, "topup", phase)
         nodes_total = sum(result["dbt"]["stages"].values())
         stages = {
             "land": result["land_seconds"],
@@ -408,6 +432,11 @@ def _summary(results: dict[str, Any], manifest: dict[str, Any], families: Sequen
         }
         result["vs_floor"] = round(result["seconds"] / floor, 3)
         out[phase] = result
+        if phase == workload.SMALL_FILE:
+            # A cut of a top-up: the generator did not plan which keys it leaves alive.
+            result["sanity"]["expected_live_keys"] = None
+            result["sanity"]["current_matches_live_keys"] = None
+            continue
         expected = {
             family: manifest["families"][family]["live_keys"]["base" if phase == "full" else phase]
             for family in families
@@ -424,6 +453,8 @@ def _summary(results: dict[str, Any], manifest: dict[str, Any], families: Sequen
         if mode in out and full:
             ratios[f"{mode}_vs_full"] = round(out[mode]["seconds"] / full, 4)
             ratios[f"{mode}_vs_floor"] = out[mode]["vs_floor"]
+    if workload.SMALL_FILE in out:
+        ratios["small_over_noop_seconds"] = out[workload.SMALL_FILE]["seconds_over_noop"]
     # Each process's own high-water mark (VmHWM, exact), summed: an upper bound of the
     # driver's peak; the sampled peak (at one instant) is reported beside it.
     peak = max(
@@ -472,13 +503,21 @@ def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
         print("bench: full build", file=sys.stderr, flush=True)
         results["full"] = _run_child("full", work, args.discard_landed_waves)
         shutil.copytree(work / "warehouse", work / "warehouse.base")
-    for mode in workload.TOPUP_MODES:
+    for mode in INCREMENTAL_PHASES:
         if mode not in phases:
             continue
         print(f"bench: incremental ({mode})", file=sys.stderr, flush=True)
         _reset(work / "warehouse")
         shutil.copytree(work / "warehouse.base", work / "warehouse")
         results[mode] = _run_child(mode, work)
+        if mode == workload.SMALL_FILE:
+            # Both runs whole, as an operator times `cdcw run`: a process, its JVM, its work.
+            idle = _run_child(IDLE_RUN, work)
+            results[mode]["small_file"] = manifest["small_file"]
+            results[mode]["noop_seconds"] = idle["process_seconds"]
+            results[mode]["seconds_over_noop"] = round(
+                results[mode]["process_seconds"] - idle["process_seconds"], 3
+            )
         workload.unstage(work / "workload", f"topup-{mode}", work / "landing")
     ratios = _summary(results, manifest, landed) if "floor" in results else {}
     document = {
@@ -531,7 +570,7 @@ def format_table(document: dict[str, Any]) -> str:
         "",
         f"{'phase':<12} {'stage':<11} {'seconds':>9} {'events/s':>10} {'x floor':>8}",
     ]
-    for phase in ("full", *workload.TOPUP_MODES):
+    for phase in ("full", *INCREMENTAL_PHASES):
         result = phases.get(phase)
         if not result or "stages" not in result:
             continue

@@ -1,7 +1,8 @@
 """`cdcw`: one process that owns the SparkSession, registers the UDFs and runs dbt in it.
 
-cdcw run [DBT BUILD ARGS...]   land new files, then `dbt build` (the scheduled job; the marts'
-                               tests check the rows this build rewrote, CDC_TEST_SCOPE=all: all);
+cdcw run [DBT BUILD ARGS...]   land new files, then `dbt build` of the families with new
+                               lines and what they feed (the scheduled job; the marts' tests
+                               check the rows this build rewrote, CDC_TEST_SCOPE=all: all);
                                no build when nothing landed since its last successful one and
                                nothing else changed (CDC_ALWAYS_BUILD=1: build anyway)
 cdcw land                      land new files only
@@ -200,6 +201,32 @@ def build(
     return run_dbt(with_dbt_vars(["build", *build_args], scope), settings)
 
 
+# dbt arguments with which the caller chose the nodes itself (or asked for all of them).
+NODE_CHOICES = ("--select", "-s", "--models", "-m", "--exclude", "--selector", "--full-refresh")
+
+
+def family_selection(
+    spark, last: build_record.BuildRecord | None, digest: str, build_args: Sequence[str]
+) -> list[str]:
+    """dbt arguments that build only the families with lines after the last successful build
+    and everything downstream of them (the shared change log, the marts, their tests): a
+    family's models hold their own watermark, so one with nothing new has nothing to do. Every
+    node is built when there is no such build, anything else changed since (its fingerprint),
+    or the caller chose the nodes."""
+    from cdc_warehouse.landing import FAMILIES, families_landed_after
+
+    if (
+        last is None
+        or last.fingerprint != digest
+        or any(arg.split("=", 1)[0] in NODE_CHOICES for arg in build_args)
+    ):
+        return []
+    families = families_landed_after(spark, last.landing_run)
+    if not families or len(families) == len(FAMILIES):
+        return []
+    return ["--select", " ".join(f"{family.staging_model}+" for family in families)]
+
+
 def build_fingerprint(build_args: Sequence[str], settings: Settings) -> str:
     from dbt.version import __version__ as dbt_version
 
@@ -225,7 +252,8 @@ def build_new_landings(
         )
         return True
     build_record.forget(settings.dbt_dir)
-    if not build(spark, build_args, settings, tested_through(spark, settings, last)):
+    chosen = [*build_args, *family_selection(spark, last, digest, build_args)]
+    if not build(spark, chosen, settings, tested_through(spark, settings, last)):
         return False
     build_record.write(settings.dbt_dir, report.newest_run, digest)
     return True

@@ -48,6 +48,11 @@ class Family:
         return f"{RAW_SCHEMA}.{self.name}_lines"
 
     @property
+    def staging_model(self) -> str:
+        """The dbt model every other model of the family reads its lines through."""
+        return f"stg_{self.name}__lines"
+
+    @property
     def suffixes(self) -> tuple[str, ...]:
         return self.text_suffixes + tuple(self.record_readers)
 
@@ -128,6 +133,15 @@ def count_unsupported_files(landing_root: Path) -> int:
 def newest_landing_run(spark: SparkSession) -> int:
     """The newest landing run the manifest records (0: none yet)."""
     return spark.sql(f"select max(landing_run) from {MANIFEST_TABLE}").first()[0] or 0
+
+
+def families_landed_after(spark: SparkSession, run: int) -> list[Family]:
+    """The families with files in landing runs after `run`, in FAMILIES order."""
+    rows = spark.sql(
+        f"select distinct family from {MANIFEST_TABLE} where landing_run > {run}"
+    ).collect()
+    landed = {row.family for row in rows}
+    return [family for family in FAMILIES if family.name in landed]
 
 
 def _next_landing_run(spark: SparkSession) -> int:

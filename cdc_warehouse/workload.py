@@ -6,6 +6,8 @@
     <out>/topup-realistic/           1% more events: new keys, changes to recent keys, a few
                                      late changes of old keys (placed back in source order)
     <out>/topup-adversarial/         1% more events: updates of random live keys of all ages
+    <out>/topup-small/               one small file: the first 1,000 events of the realistic
+                                     top-up's first Datastream (else Debezium) file
     <out>/manifest.json              what was generated: files and lines per wave, events,
                                      duplicates, late files, placeholders, live keys per family
 
@@ -60,6 +62,11 @@ FAMILIES: tuple[str, ...] = ("datastream", "debezium", "pgoutput", "spanner")
 FAMILY_SHARE = {"datastream": 0.35, "debezium": 0.25, "pgoutput": 0.25, "spanner": 0.15}
 TOPUP_MODES: tuple[str, ...] = ("realistic", "adversarial")
 TOPUP_SHARE = 0.01
+# The delivery of one small file, what a frequent scheduled run finds.
+SMALL_FILE = "small"
+SMALL_FILE_EVENTS = 1_000
+# Families whose every line is a whole event: a file's first lines are a valid file of their own.
+SMALL_FILE_FAMILIES = ("datastream", "debezium")
 
 # The mix, as probabilities (documented in docs/benchmarks.md and checked by the unit tests).
 NEW_KEY_SHARE = 0.35  # of base changes: a new key
@@ -1240,8 +1247,28 @@ def _tasks(spec: Spec, out: Path) -> tuple[list[tuple[str, Chunk, str, int]], di
     return tasks, facts
 
 
+def write_small_file(out: Path) -> dict[str, Any] | None:
+    """`topup-small` (apart from the deliveries: its lines repeat the realistic top-up's): the
+    first SMALL_FILE_EVENTS lines of the realistic top-up's first file of
+    the first family in SMALL_FILE_FAMILIES it holds (None when it holds neither)."""
+    realistic = out / f"topup-{TOPUP_MODES[0]}"
+    for family in SMALL_FILE_FAMILIES:
+        files = sorted((realistic / family).rglob("*.jsonl"))
+        if not files:
+            continue
+        with files[0].open() as whole:
+            lines = [line for _, line in zip(range(SMALL_FILE_EVENTS), whole, strict=False)]
+        relative = files[0].relative_to(realistic)
+        target = out / f"topup-{SMALL_FILE}" / relative
+        target.parent.mkdir(parents=True)
+        target.write_text("".join(lines))
+        return {"family": family, "path": str(relative), "events": len(lines)}
+    return None
+
+
 def generate(spec: Spec, out: Path | str) -> dict[str, Any]:
-    """Write every wave and both top-ups under `out` and return (and write) the manifest."""
+    """Write every wave, both top-ups and the small file under `out` and return (and write)
+    the manifest."""
     out = Path(out)
     if out.exists():
         shutil.rmtree(out)
@@ -1258,6 +1285,7 @@ def generate(spec: Spec, out: Path | str) -> dict[str, Any]:
     else:
         results = [_write_chunk(task) for task in tasks]
     _PLANS.clear()
+    small_file = write_small_file(out)
     deliveries: dict[str, dict[str, Any]] = {}
     for family, root, files, size, stats in results:
         name = Path(root).name
@@ -1280,6 +1308,7 @@ def generate(spec: Spec, out: Path | str) -> dict[str, Any]:
             for name, entry in sorted(deliveries.items())
         },
         "families": facts,
+        "small_file": small_file,
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest
@@ -1331,7 +1360,13 @@ def discard(out: Path | str, name: str, landing_root: Path | str) -> None:
 
 
 def is_complete(out: Path | str, manifest: dict[str, Any]) -> bool:
-    return all((Path(out) / name).is_dir() for name in manifest["deliveries"])
+    """Every delivery is there, and the small file (a manifest written before it had none)."""
+    if not all((Path(out) / name).is_dir() for name in manifest["deliveries"]):
+        return False
+    if "small_file" not in manifest:
+        return False
+    small = manifest["small_file"]
+    return small is None or (Path(out) / f"topup-{SMALL_FILE}" / small["path"]).is_file()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,6 +1,6 @@
 """A reader in its own process, as an analyst's notebook would be: reads Delta tables by path
 (no metastore), checksumming each in a loop, one JSON line per read, until the stop file
-appears; then one last read of each. Used by test_interrupted_runs.py.
+appears; then one last read of each. Used by test_run_guarantees.py.
 
     python delta_reader.py TABLE_DIR [TABLE_DIR ...] READS_FILE STOP_FILE
 """
@@ -17,11 +17,13 @@ from pyspark.sql import SparkSession
 from cdc_warehouse import table_format
 
 # Order-independent: the row count and the sum of every row's hash (as a decimal: a sum of
-# 64-bit hashes overflows a bigint).
+# 64-bit hashes overflows a bigint), as text that no tool reads as a number.
 CHECKSUM = (
-    "select count(*) as n, sum(cast(xxhash64(to_json(struct(*))) as decimal(38, 0))) as h "
-    "from delta.`{path}`"
+    "select concat(count(*), ':', cast(sum(cast(xxhash64(to_json(struct(*))) as decimal(38, 0)))"
+    " as string)) as checksum from {relation}"
 )
+# Between rounds of reads: the run being watched keeps most of the cores.
+PAUSE_SECONDS = 5.0
 
 
 def main(argv: list[str]) -> int:
@@ -38,8 +40,8 @@ def main(argv: list[str]) -> int:
             for table in tables:
                 record = {"table": Path(table).name, "at": time.time()}
                 try:
-                    row = spark.sql(CHECKSUM.format(path=table)).first()
-                    record["checksum"] = f"{row.n}:{row.h}"
+                    relation = f"delta.`{table}`"
+                    record["checksum"] = spark.sql(CHECKSUM.format(relation=relation)).first()[0]
                 except Exception as error:  # any failure is what the test looks for
                     record["error"] = str(error)[:2000]
                 reads.write(json.dumps(record) + "\n")
@@ -47,6 +49,7 @@ def main(argv: list[str]) -> int:
 
         while not Path(stop_file).exists():
             read_all()
+            time.sleep(PAUSE_SECONDS)
         read_all()
     spark.stop()
     return 0

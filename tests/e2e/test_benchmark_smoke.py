@@ -1,6 +1,6 @@
-"""`cdcw bench` end to end at a tiny scale: the floor, a full build and an incremental top-up run,
-the JSON holds every field, and the marts built from the generated data agree with the generator
-(no timing assertions)."""
+"""`cdcw bench` end to end at a tiny scale: the floor, a full build, an incremental top-up run and
+a run of one small file, the JSON holds every field, and the marts built from the generated data
+agree with the generator (no timing assertions)."""
 
 from __future__ import annotations
 
@@ -32,10 +32,10 @@ def assert_phase_fields(result: dict) -> None:
 
 
 def test_bench_command_writes_every_field_and_sane_marts(tmp_path, java_available):
-    """The floor and the full build in a first run, a top-up on the kept full build in a second
-    (`--reuse-full`). Two dbt builds, not three: the realistic and adversarial phases are one
-    code path (`run_benchmark`'s loop over `workload.TOPUP_MODES`) landing different top-ups,
-    and what each top-up holds is tested in tests/unit/test_workload.py."""
+    """The floor and the full build in a first run, a top-up and the small file on the kept full
+    build in a second (`--reuse-full`). Not the adversarial phase: it is the realistic one's
+    code path (`run_benchmark`'s loop over `INCREMENTAL_PHASES`) landing another top-up, and
+    what each top-up holds is tested in tests/unit/test_workload.py."""
     out = tmp_path / "results.json"
     workload_args = ["--scale", "2000", "--waves", "2", "--work", str(tmp_path / "work")]
     run = [*workload_args, "--phases", "floor,full", "--out", str(out), "--keep"]
@@ -45,7 +45,7 @@ def test_bench_command_writes_every_field_and_sane_marts(tmp_path, java_availabl
     generated = tmp_path / "work" / "workload"
     assert not list(generated.glob("wave-*"))
     assert {p.name for p in generated.glob("topup-*")} == {
-        f"topup-{mode}" for mode in workload.TOPUP_MODES
+        f"topup-{mode}" for mode in benchmark.INCREMENTAL_PHASES
     }
     assert document["scale"] == 2000
     assert set(document["phases"]) == {"floor", "full"}
@@ -63,13 +63,30 @@ def test_bench_command_writes_every_field_and_sane_marts(tmp_path, java_availabl
 
     # The kept full build serves a second run of an incremental phase only.
     again = tmp_path / "again.json"
-    rerun = [*workload_args, "--phases", "realistic", "--reuse-full", "--out", str(again)]
-    assert benchmark.main(rerun) == 0
+    phases = ["--phases", "realistic,small", "--reuse-full"]
+    assert benchmark.main([*workload_args, *phases, "--out", str(again)]) == 0
     second = json.loads(again.read_text())
     assert second["reused_full_build"] is True
-    assert set(second["phases"]) == {"floor", "full", "realistic"}
+    assert set(second["phases"]) == {"floor", "full", "realistic", "small"}
     assert second["phases"]["full"]["seconds"] == document["phases"]["full"]["seconds"]
     assert_phase_fields(second["phases"]["realistic"])
-    assert {"realistic_vs_full", "realistic_vs_floor", "full_vs_floor"} <= set(second["ratios"])
+    assert {
+        "realistic_vs_full",
+        "realistic_vs_floor",
+        "full_vs_floor",
+        "small_over_noop_seconds",
+    } <= set(second["ratios"])
+
+    # One Datastream file: `cdcw run` builds that family and what it feeds, then finds nothing.
+    small = second["phases"]["small"]
+    assert small["dbt_success"] is True
+    assert small["small_file"]["family"] == "datastream"
+    assert 0 < small["events"] <= workload.SMALL_FILE_EVENTS
+    assert small["noop_seconds"] > 0
+    assert small["seconds_over_noop"] == round(small["process_seconds"] - small["noop_seconds"], 3)
+    built = set(small["dbt"]["nodes"])
+    assert {"int_datastream__events", "cdc_history", "cdc_current"} <= built
+    assert not built & {"int_spanner__records", "int_debezium__events", "int_pgoutput__messages"}
+    assert small["sanity"]["quarantine_rows"] == 0
     # The workload, incomplete after the discarding run, was generated again.
     assert len(list(generated.glob("wave-*"))) == 2

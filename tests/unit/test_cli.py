@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from cdc_warehouse import cli
+from cdc_warehouse import build_record, cli
 from cdc_warehouse.settings import PROJECT_DIR, Settings
 
 
@@ -98,3 +98,15 @@ def test_scope_var_joins_the_callers_vars_which_win():
     }
     kept = cli.with_dbt_vars(["build", "--vars={cdc_test_from_landing_run: 1}"], scope)
     assert yaml.safe_load(kept[1].removeprefix("--vars=")) == {"cdc_test_from_landing_run": 1}
+
+
+def test_a_build_chooses_its_families_only_after_a_like_build(tmp_path):
+    """Every node is built (no family selection, and no query for one) without a record of a
+    successful build, after anything changed since it, or when the caller chose the nodes."""
+    record = build_record.BuildRecord(landing_run=3, fingerprint="same", finished_at="then")
+    no_spark = None
+    assert cli.family_selection(no_spark, None, "same", []) == []
+    assert cli.family_selection(no_spark, record, "changed", []) == []
+    for chosen in (["--select", "cdc_history"], ["--exclude=stg_spanner__lines"], ["-s", "x"]):
+        assert cli.family_selection(no_spark, record, "same", chosen) == []
+    assert cli.family_selection(no_spark, record, "same", ["--full-refresh"]) == []

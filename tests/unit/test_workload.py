@@ -35,9 +35,11 @@ def generated(tmp_path_factory) -> tuple[Path, dict]:
 
 
 def lines_of(out: Path, family: str) -> list[tuple[str, str, str]]:
-    """(delivery, source name, line) of every landed line of a family, in landing order."""
+    """(delivery, source name, line) of every landed line of a family, in landing order (the
+    small file repeats lines of a top-up: not one of them)."""
+    small = f"topup-{workload.SMALL_FILE}"
     found = []
-    for delivery in sorted(p.name for p in out.iterdir() if p.is_dir()):
+    for delivery in sorted(p.name for p in out.iterdir() if p.is_dir() and p.name != small):
         for path in sorted((out / delivery / family).rglob("*.jsonl")):
             source = path.relative_to(out / delivery / family).parts[0]
             found.extend((delivery, source, line) for line in path.read_text().splitlines())
@@ -68,6 +70,28 @@ def test_layout_every_wave_and_both_topups(generated):
     for mode in workload.TOPUP_MODES:
         topup = sum(facts["topup_events"][mode] for facts in manifest["families"].values())
         assert topup == pytest.approx(200, abs=4)
+
+
+def test_the_small_file_is_the_start_of_a_realistic_topup_file(generated):
+    out, manifest = generated
+    small = manifest["small_file"]
+    assert small["family"] == "datastream"
+    assert [p.relative_to(out / "topup-small") for p in (out / "topup-small").rglob("*.*")] == [
+        Path(small["path"])
+    ]
+    lines = (out / "topup-small" / small["path"]).read_text().splitlines()
+    whole = (out / "topup-realistic" / small["path"]).read_text().splitlines()
+    assert len(lines) == small["events"] == min(workload.SMALL_FILE_EVENTS, len(whole))
+    assert lines == whole[: len(lines)]
+    assert workload.is_complete(out, manifest)
+
+
+def test_without_a_family_of_whole_lines_there_is_no_small_file(tmp_path):
+    spec = workload.Spec(scale=1_000, waves=2, families=("pgoutput", "spanner"), jobs=1)
+    manifest = workload.generate(spec, tmp_path)
+    assert manifest["small_file"] is None
+    assert not (tmp_path / "topup-small").exists()
+    assert workload.is_complete(tmp_path, manifest)
 
 
 def test_families_option_limits_what_is_written(tmp_path):
