@@ -148,9 +148,10 @@ def after(marker: str, node: str) -> Callable[[str], bool]:
     return reached
 
 
-def run_to_end(pipeline: Pipeline, *args: str) -> None:
+def cdcw_to_end(pipeline: Pipeline, *args: str) -> str:
+    """`cdcw ARGS` in a child process, which must succeed; returns what it printed."""
     done = subprocess.run(
-        [str(CDCW), "run", *args],
+        [str(CDCW), *args],
         env=child_env(pipeline),
         capture_output=True,
         text=True,
@@ -158,6 +159,11 @@ def run_to_end(pipeline: Pipeline, *args: str) -> None:
         check=False,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return done.stdout
+
+
+def run_to_end(pipeline: Pipeline, *args: str) -> None:
+    cdcw_to_end(pipeline, "run", *args)
 
 
 def warehouse_facts(pipeline: Pipeline) -> dict[str, Any]:
@@ -300,16 +306,8 @@ def marts_as_of_runs(pipeline: Pipeline, runs: tuple[int, ...]) -> dict[str, str
         for mart in MARTS
         for run in runs
     )
-    shown = subprocess.run(
-        [str(CDCW), "dbt", "show", "--inline", query, "--output", "json", "--quiet"],
-        env=child_env(pipeline),
-        capture_output=True,
-        text=True,
-        timeout=KILL_TIMEOUT_SECONDS,
-        check=False,
-    )
-    assert shown.returncode == 0, shown.stdout[-3000:] + shown.stderr[-3000:]
-    rows = json.loads(shown.stdout[shown.stdout.index("{") :])["show"]
+    shown = cdcw_to_end(pipeline, "dbt", "show", "--inline", query, "--output", "json", "--quiet")
+    rows = json.loads(shown[shown.index("{") :])["show"]
     return {row["asked"]: row["checksum"] for row in rows}
 
 
