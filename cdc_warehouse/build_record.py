@@ -2,7 +2,8 @@
 
 A build with no new landing run still costs a minute or more (each incremental model asks what
 it holds, the tests run, `cdc_spanner_streams` is rebuilt) and changes nothing. The record is
-written only after a build succeeded, and removed before any dbt command starts, so a failed or
+written only after a build succeeded. It stays while a build catches up landing runs newer than
+it (see `outlives_build`), and is removed before any other dbt command starts, so a failed or
 interrupted build, or a `cdcw dbt ...` in between, makes the next run build. Anything else a
 build depends on (the project's SQL, macros, tests and Python UDFs, the table settings, the
 `CDC_*` environment, the dbt arguments, the dbt version) goes into a fingerprint: a change
@@ -120,6 +121,25 @@ def up_to_date(
         record is not None
         and files_landed == 0
         and record.landing_run == newest_landing_run
+        and record.fingerprint == digest
+        and "--full-refresh" not in dbt_build_args
+        and not always_build
+    )
+
+
+def outlives_build(
+    record: BuildRecord | None,
+    digest: str,
+    dbt_build_args: Sequence[str],
+    always_build: bool,
+) -> bool:
+    """True when `record` may stay while a build that was not skipped runs: the build only
+    catches up landing runs newer than the record (same fingerprint, no full refresh, not
+    forced). If it fails or is killed, the next run still finds a landing run newer than the
+    record, so it builds; it tests every row of those runs (the interrupted build's included);
+    and it builds only the families with lines after the record, as the interrupted one did."""
+    return (
+        record is not None
         and record.fingerprint == digest
         and "--full-refresh" not in dbt_build_args
         and not always_build

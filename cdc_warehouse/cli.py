@@ -251,7 +251,8 @@ def build_new_landings(
             file=sys.stderr,
         )
         return True
-    build_record.forget(settings.dbt_dir)
+    if not build_record.outlives_build(last, digest, build_args, settings.always_build):
+        build_record.forget(settings.dbt_dir)
     chosen = [*build_args, *family_selection(spark, last, digest, build_args)]
     if not build(spark, chosen, settings, tested_through(spark, settings, last)):
         return False

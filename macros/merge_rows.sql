@@ -7,13 +7,14 @@
     {%- set columns = adapter.get_columns_in_relation(target) | map(attribute='quoted') | list -%}
     {%- set keys = [unique_key] if unique_key is string else unique_key -%}
     {%- set removal_flag = 'is_removed' if config.get('merge_deletes_flagged_rows') else none -%}
+    {%- set target_partitions = merged_target_partitions(model.get('compiled_code', '')) -%}
     merge into {{ target }} as target
     using {{ source }} as source
         on
     {%- for key in keys %}
             target.{{ key }} = source.{{ key }}{{ " and" if not loop.last }}
     {%- endfor %}
-    {%- for predicate in incremental_predicates or [] %}
+    {%- for predicate in (incremental_predicates or []) + target_partitions %}
             and {{ predicate }}
     {%- endfor %}
     {%- if removal_flag %}
@@ -49,4 +50,24 @@
         *,
         true as is_removed
     from {{ removed }}
+{%- endmacro %}
+
+
+{#- Names, in a merging model's SQL, the only values `column` takes in the target rows that its
+    MERGE may match or delete: every row the model returns lies in them. The MERGE then reads
+    only those partitions of the target; Delta prunes no file by the join with the source. A
+    SQL comment, because a model's compile-time results reach the materialization only through
+    its compiled code; `merged_target_partitions` reads it back. -#}
+{% macro merge_only_into_partitions(column, values) -%}
+    {%- if values | length > 0 -%}
+        -- merge target partitions: target.{{ column }} in ({{ values | join(", ") }})
+    {%- endif -%}
+{%- endmacro %}
+
+
+{% macro merged_target_partitions(compiled_code) -%}
+    {%- set named = modules.re.search(
+        "-- merge target partitions: (target\\.\\w+ in \\([0-9, ]+\\))", compiled_code or ""
+    ) -%}
+    {{ return([named.group(1)] if named else []) }}
 {%- endmacro %}

@@ -13,7 +13,11 @@
     newer last_landing_run than this table reflects): a live key's row is written, a key with no
     open version any more is deleted, other keys are not touched (docs/decisions/006). -#}
 {%- set processed_through = max_processed(this, 'last_landing_run') if is_incremental() else -1 %}
+{%- set touched = distinct_values(
+    ref('cdc_history'), 'key_cohort', 'last_landing_run > ' ~ processed_through
+) if is_incremental() else [] %}
 
+{{ merge_only_into_partitions('key_cohort', touched) }}
 with recomputed_versions as (
     select * from {{ ref('cdc_history') }}
     where last_landing_run > {{ processed_through }}

@@ -51,6 +51,7 @@
     coalesce_output=coalesce_sorted_changes
 ) %}
 
+{{ merge_only_into_partitions('key_cohort', touched) }}
 with key_successions as (
     {{ history_key_successions(changed_keys, touched, changed_keys_hint) }}
 ),

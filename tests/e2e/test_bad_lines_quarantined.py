@@ -7,7 +7,7 @@ import json
 
 from pyspark.sql import SparkSession
 
-from tests.conftest import Pipeline
+from tests.conftest import BUILD_WITHOUT_TESTS, Pipeline
 
 GOOD_SPANNER_HEARTBEAT = json.dumps(
     {"partition_token": "p1", "heartbeat_record": {"timestamp": "2024-01-01T00:00:00Z"}}
@@ -29,7 +29,7 @@ def test_every_bad_line_is_quarantined_with_file_line_and_reason(java_available,
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text("\n".join(lines) + "\n")
 
-    assert pipeline.cdcw("run") == 0
+    assert pipeline.cdcw("run", *BUILD_WITHOUT_TESTS) == 0
     # The decoding models split their scans finer for their own statements only: the session
     # dbt ran in is back to Spark's default splits.
     dbt_session = SparkSession.getActiveSession()

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import Pipeline, utc_text
+from tests.conftest import BUILD_WITHOUT_TESTS, Pipeline, utc_text
 
 from .marts import as_mart_text, assert_marts_match, assert_same_marts, snapshot
 from .spanner_oracle import expected_marts, expected_stream_status
@@ -59,12 +59,14 @@ def expected_status(wave_count: int) -> dict[str, tuple[Any, ...]]:
 
 @pytest.fixture(scope="module")
 def waves_run(tmp_path_factory, java_available):
-    """Land wave after wave, `cdcw run` after each; keep the marts and the status view."""
+    """Land wave after wave, `cdcw run` after each; keep the marts and the status view. The dbt
+    tests run in the last run (its rows) and the full refresh (every row)."""
     pipeline = Pipeline(tmp_path_factory.mktemp("spanner_waves"))
     snapshots, statuses = [], []
-    for wave in WAVES:
+    for number, wave in enumerate(WAVES, start=1):
         write_wave(pipeline.landing_root, wave)
-        assert pipeline.cdcw("run", *DBT_VARS) == 0, "cdcw run (land + dbt build) failed"
+        tests = () if number == len(WAVES) else BUILD_WITHOUT_TESTS
+        assert pipeline.cdcw("run", *DBT_VARS, *tests) == 0, "cdcw run (land + dbt build) failed"
         snapshots.append(snapshot(pipeline))
         statuses.append(read_status(pipeline))
     return pipeline, snapshots, statuses
@@ -132,16 +134,6 @@ def test_history_has_versions_from_several_key_partitions(waves_run):
     assert len({row["key_cohort"] for row in snapshots[-1]["cdc_history"]}) >= 4
 
 
-def test_a_forced_run_without_new_files_changes_nothing(waves_run, monkeypatch):
-    pipeline, snapshots, statuses = waves_run
-    monkeypatch.setenv("CDC_ALWAYS_BUILD", "1")
-    invocations = pipeline.dbt_invocations()
-    assert pipeline.cdcw("run", *DBT_VARS) == 0
-    assert pipeline.dbt_invocations() == invocations + 1
-    assert snapshot(pipeline) == snapshots[-1]
-    assert read_status(pipeline) == statuses[-1]
-
-
 def test_incremental_runs_equal_a_full_refresh(waves_run):
     pipeline, snapshots, statuses = waves_run
     assert pipeline.cdcw("dbt", "build", "--full-refresh", *DBT_VARS) == 0
@@ -152,7 +144,8 @@ def test_incremental_runs_equal_a_full_refresh(waves_run):
 
 def test_a_run_that_releases_every_waiting_transaction_shows_none(java_available, tmp_path):
     """When a run releases the last pending transaction, the view counts none waiting, not the
-    set kept for the run before (an empty set still marks its run)."""
+    set kept for the run before (an empty set still marks its run). Only the view and what
+    feeds it are built: the rule lives there."""
     first = files(
         init=jsonl(children(None, "10:00:00", ("a", [None]), ("b", [None]))),
         a_1=jsonl(
@@ -168,7 +161,7 @@ def test_a_run_that_releases_every_waiting_transaction_shows_none(java_available
     counts = []
     for wave in (first, second):
         write_wave(pipeline.landing_root, wave)
-        assert pipeline.cdcw("run") == 0
+        assert pipeline.cdcw("run", "--select", f"+{STATUS_MART}", *BUILD_WITHOUT_TESTS) == 0
         [row] = pipeline.rows(STATUS_MART)
         counts.append(tuple(row[column] for column in counted))
     assert counts == [(0, 1, 0), (1, 0, 0)]

@@ -7,6 +7,7 @@ same scope."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -160,6 +161,14 @@ def failed_tests(pipeline: Pipeline) -> set[str]:
     return set(failing_rows(pipeline))
 
 
+def merged_partitions(pipeline: Pipeline, mart: str) -> set[int]:
+    """The key cohorts the last MERGE into `mart` named (macros/merge_rows.sql)."""
+    run_sql = pipeline.warehouse_dir / "_dbt/target/run/cdc_warehouse/models/marts" / f"{mart}.sql"
+    named = re.search(r"and target\.key_cohort in \(([0-9, ]+)\)", run_sql.read_text())
+    assert named, f"the MERGE into {mart} names no partitions"
+    return {int(value) for value in named.group(1).split(",")}
+
+
 def test_run_checks_what_it_rewrote_and_dbt_test_checks_everything(
     java_available, tmp_path, monkeypatch
 ):
@@ -195,6 +204,13 @@ def test_run_checks_what_it_rewrote_and_dbt_test_checks_everything(
     assert pipeline.cdcw("run", *DBT_VARS) == 0
     assert build_record.read(pipeline.warehouse_dir / "_dbt").landing_run == 2
     history = pipeline.rows("cdc_history")
+    # Both MERGEs read only the partitions of the keys the run changed.
+    changed_cohorts = {
+        row["key_cohort"] for row in history if row["key_json"] in ('{"id":2}', '{"id":4}')
+    }
+    assert UNTOUCHED_COHORT not in changed_cohorts
+    assert merged_partitions(pipeline, "cdc_history") == changed_cohorts
+    assert merged_partitions(pipeline, "cdc_current") == changed_cohorts
     assert sorted(row["key_json"] for row in history if row["is_current"]) == [
         '{"id":101}',
         '{"id":102}',

@@ -117,3 +117,27 @@ def test_a_run_that_landed_nothing_after_the_recorded_build_skips_it():
 )
 def test_a_run_builds(record, newest_run, files, fingerprint, args, always_build):
     assert not build_record.up_to_date(record, newest_run, files, fingerprint, args, always_build)
+
+
+def test_the_record_outlives_a_build_that_catches_up_newer_landing_runs():
+    """Killed or failed, such a build leaves a record behind the newest landing run: the next
+    run builds, and tests and builds from the record on."""
+    assert build_record.outlives_build(RECORD, "abc", ARGS, always_build=False)
+    assert not build_record.up_to_date(RECORD, 6, 0, "abc", ARGS, always_build=False)
+
+
+@pytest.mark.parametrize(
+    ("record", "fingerprint", "args", "always_build"),
+    [
+        pytest.param(None, "abc", ARGS, False, id="no successful build recorded"),
+        pytest.param(RECORD, "def", ARGS, False, id="project or settings changed"),
+        pytest.param(RECORD, "abc", [*ARGS, "--full-refresh"], False, id="full refresh"),
+        pytest.param(RECORD, "abc", ARGS, True, id="forced"),
+    ],
+)
+def test_the_record_goes_before_a_build_that_may_rewrite_what_it_saw(
+    record, fingerprint, args, always_build
+):
+    """Such a build may change rows of landing runs the record covers: interrupted, it must
+    leave the next run building everything and testing every row."""
+    assert not build_record.outlives_build(record, fingerprint, args, always_build)
