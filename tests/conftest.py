@@ -24,16 +24,32 @@ TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
 BUILD_WITHOUT_TESTS = ("--exclude-resource-type", "test")
 
 
+# The modules that take longest, started first so that no worker is left alone with one at the
+# end (docs/benchmarks.md gives the suite's per-module times).
+LONGEST_MODULES = (
+    "tests/e2e/test_run_guarantees.py",
+    "tests/e2e/test_spanner_pipeline.py",
+)
+
+
 class ModuleScheduling(LoadScopeScheduling):
     """`make test` spreads the tests over worker processes (pytest-xdist), one test module at a
-    time, in collection order (the Spark-heavy directories come first): a module's tests share
-    one pipeline run through all its waves, and the cluster modules, kept together, one embedded
-    reference run. Not `--dist loadgroup`: with pytest 9.2 its groups are silently ignored
-    (pytest-dev/pytest-xdist#1386)."""
+    time, in collection order (the longest modules first, then the Spark-heavy directories): a
+    module's tests share one pipeline run through all its waves, and the cluster modules, kept
+    together, one embedded reference run. Not `--dist loadgroup`: with pytest 9.2 its groups are
+    silently ignored (pytest-dev/pytest-xdist#1386)."""
 
     def _split_scope(self, nodeid: str) -> str:
         module = nodeid.split("::", 1)[0]
         return "tests/cluster" if module.startswith("tests/cluster/") else module
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        module = item.nodeid.split("::", 1)[0]
+        return LONGEST_MODULES.index(module) if module in LONGEST_MODULES else len(LONGEST_MODULES)
+
+    items.sort(key=rank)  # stable: each module keeps its own order
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> ModuleScheduling | None:

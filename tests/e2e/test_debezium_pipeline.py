@@ -12,7 +12,15 @@ from tests.conftest import BUILD_WITHOUT_TESTS, Pipeline
 
 from .debezium_oracle import expected_marts
 from .debezium_scenario import build_waves
-from .marts import as_mart_text, assert_marts_match, assert_same_marts, run_waves, snapshot
+from .marts import (
+    as_mart_text,
+    assert_marts_match,
+    assert_same_marts,
+    current_facts,
+    history_facts,
+    run_waves,
+    snapshot,
+)
 
 DBT_VARS = ("--vars", "{cdc_keys_per_partition: 3}")
 WAVES = build_waves()
@@ -90,8 +98,10 @@ def test_shuffle_joins_above_the_broadcast_limit_give_the_same_marts(waves_run, 
     unhinted_snapshots = run_waves(unhinted, arrivals, *unhinted_vars, *BUILD_WITHOUT_TESTS)
     compiled = compiled_hinted_sql(unhinted)
     assert not [hint for hint in KEY_SET_HINTS if hint in compiled]
-    # The quarantine names its own landing files.
-    assert_same_marts(unhinted_snapshots[-1], snapshots[-1], ("cdc_current", "cdc_history"))
+    # The same rows, but for the landing runs that wrote them (the quarantine names its own
+    # landing files).
+    for mart, facts in (("cdc_current", current_facts), ("cdc_history", history_facts)):
+        assert facts(unhinted_snapshots[-1][mart]) == facts(snapshots[-1][mart]), mart
     # The same warehouse under the default limit: the hint is back.
     hinted_models = ("cdc_current", "cdc_history", "int_cdc__key_successions")
     assert unhinted.cdcw("dbt", "compile", "--select", *hinted_models, *DBT_VARS) == 0
