@@ -26,6 +26,9 @@ DEFAULT_LOCAL_MASTER = "local[2]"
 DEFAULT_DRIVER_MEMORY = "2560m"
 # Delta's own default for removed files: a week of time travel.
 RETENTION_HOURS = "CDC_RETENTION_HOURS"
+SQL_CONF_SETTING = "CDC_SQL_CONF"
+# Runtime SQL settings only: they reach every target, a Spark Connect server's session included.
+SQL_CONF_PREFIXES = ("spark.sql.", "spark.databricks.delta.")
 DEFAULT_RETENTION_HOURS = 168
 
 # JDBC metastores whose driver class (and, for PostgreSQL, Debian's jar) we know.
@@ -98,6 +101,8 @@ class Settings:
     class_archive_dir: Path | None = None
     # CDC_RETENTION_HOURS: how far back `cdcw maintain` keeps the tables' earlier versions.
     retention_hours: int = DEFAULT_RETENTION_HOURS
+    # CDC_SQL_CONF: Spark SQL settings over the project's own (spark.SQL_CONF), in order.
+    sql_conf: tuple[tuple[str, str], ...] = ()
 
     @property
     def table_schemas(self) -> tuple[str, ...]:
@@ -225,6 +230,20 @@ def _retention_hours(value: str) -> int:
     return int(text)
 
 
+def _sql_conf(value: str) -> tuple[tuple[str, str], ...]:
+    """`key=value` pairs separated by `;`, e.g. `spark.sql.shuffle.partitions=200`."""
+    pairs = []
+    for item in filter(None, (part.strip() for part in value.split(";"))):
+        key, equals, setting = (part.strip() for part in item.partition("="))
+        if not equals or not key.startswith(SQL_CONF_PREFIXES):
+            raise SettingsError(
+                f"{SQL_CONF_SETTING} holds key=value pairs separated by ';', each key a runtime "
+                f"setting ({' or '.join(p + '*' for p in SQL_CONF_PREFIXES)}), not {item!r}"
+            )
+        pairs.append((key, setting))
+    return tuple(pairs)
+
+
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     env = os.environ if env is None else env
     target = env.get("CDC_TARGET", LOCAL).strip() or LOCAL
@@ -281,4 +300,5 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         always_build=_always_build(env.get(ALWAYS_BUILD, "")),
         class_archive_dir=archive_dir(env),
         retention_hours=_retention_hours(env.get(RETENTION_HOURS, "")),
+        sql_conf=_sql_conf(env.get(SQL_CONF_SETTING, "")),
     )

@@ -54,6 +54,11 @@ SQL_CONF = {
 }
 
 
+def sql_conf(settings: Settings) -> dict[str, str]:
+    """The project's SQL settings with the installation's own (CDC_SQL_CONF) over them."""
+    return {**SQL_CONF, **dict(settings.sql_conf)}
+
+
 def metastore_conf(settings: Settings) -> dict[str, str]:
     """Where the Hive metastore is. Embedded: Derby in the local warehouse directory. JDBC: the
     driver's jar must be on the driver's classpath when its JVM starts (`spark.jars` loads it
@@ -103,7 +108,7 @@ def session_conf(settings: Settings) -> dict[str, str]:
         "spark.jars": table_format.session_jars(),
         **table_format.SESSION_CONF,
         **metastore_conf(settings),
-        **SQL_CONF,
+        **sql_conf(settings),
         # Most written columns are JSON text of high cardinality: trying a dictionary first made
         # a copy of cdc_history 25% slower and its files 10% larger (docs/benchmarks.md).
         "spark.hadoop.parquet.enable.dictionary": "false",
@@ -283,10 +288,11 @@ def _connect_session(settings: Settings) -> SparkSession:
         "ignore", message="Failed to set spark.sql.catalogImplementation", category=UserWarning
     )
     builder = SparkSession.builder.remote(settings.spark_remote)
-    for key, value in SQL_CONF.items():
+    conf = sql_conf(settings)
+    for key, value in conf.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
-    for key, value in SQL_CONF.items():  # an existing session keeps its settings otherwise
+    for key, value in conf.items():  # an existing session keeps its settings otherwise
         spark.conf.set(key, value)
     return spark
 

@@ -14,8 +14,16 @@ final as (
         source_name,
         file_path,
         line_number,
-        line,
-        load_error,
+        -- Files are read as bytes: a line that is not UTF-8 would fail the decoders' Arrow
+        -- batch (and with it the run), so it is made valid here and quarantined below.
+        make_valid_utf8(line) as line,
+        coalesce(
+            load_error,
+            case
+                when not is_valid_utf8(line)
+                    then 'not valid UTF-8 (invalid bytes shown as U+FFFD in the line)'
+            end
+        ) as load_error,
         landed_at,
         landing_run
     from source

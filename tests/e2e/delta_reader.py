@@ -24,13 +24,19 @@ CHECKSUM = (
 )
 # Between rounds of reads: the run being watched keeps most of the cores.
 PAUSE_SECONDS = 5.0
+# A notebook's settings for small tables, so that the reader takes little CPU from the run it
+# watches: by default Delta replays a table's log in 50 tasks and an aggregate shuffles into 200.
+SMALL_TABLE_CONF = {
+    "spark.databricks.delta.snapshotPartitions": "1",
+    "spark.sql.shuffle.partitions": "1",
+}
 
 
 def main(argv: list[str]) -> int:
     *tables, reads_file, stop_file = argv
     builder = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
     builder = builder.config("spark.jars", table_format.session_jars())
-    for key, value in table_format.SESSION_CONF.items():
+    for key, value in {**table_format.SESSION_CONF, **SMALL_TABLE_CONF}.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")

@@ -9,7 +9,7 @@ import pytest
 
 from cdc_warehouse import cli
 from cdc_warehouse.settings import PROJECT_DIR, SettingsError, load_settings
-from cdc_warehouse.spark import SQL_CONF, metastore_conf, session_conf, udf_archive
+from cdc_warehouse.spark import SQL_CONF, metastore_conf, session_conf, sql_conf, udf_archive
 
 PG_URL = "jdbc:postgresql://db.internal:5432/metastore"
 
@@ -183,6 +183,28 @@ def test_every_session_gets_the_same_sql_settings():
     # Runtime settings only (Spark's and Delta's SQL settings): a Connect session sets them too.
     assert all(key.startswith(("spark.sql.", "spark.databricks.delta.")) for key in SQL_CONF)
     assert SQL_CONF.items() <= session_conf(load_settings({})).items()
+
+
+def test_an_installation_sets_its_own_sql_settings_over_the_projects():
+    settings = load_settings(
+        {"CDC_SQL_CONF": " spark.sql.shuffle.partitions = 8 ;spark.sql.codegen.wholeStage=false;"}
+    )
+    assert settings.sql_conf == (
+        ("spark.sql.shuffle.partitions", "8"),
+        ("spark.sql.codegen.wholeStage", "false"),
+    )
+    for conf in (sql_conf(settings), session_conf(settings)):
+        assert conf["spark.sql.shuffle.partitions"] == "8"
+        assert conf["spark.sql.codegen.wholeStage"] == "false"
+        assert conf["spark.sql.session.timeZone"] == SQL_CONF["spark.sql.session.timeZone"]
+
+
+@pytest.mark.parametrize("value", ["spark.sql.shuffle.partitions", "spark.master=local[4]"])
+def test_sql_settings_are_runtime_key_value_pairs(value):
+    """Static settings (master, memory, jars) have settings of their own, and would not reach a
+    Spark Connect server's session."""
+    with pytest.raises(SettingsError, match="CDC_SQL_CONF"):
+        load_settings({"CDC_SQL_CONF": value})
 
 
 def test_the_lock_message_names_the_metastore_only_when_it_is_derby(tmp_path):
