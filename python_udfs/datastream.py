@@ -236,6 +236,25 @@ def _source_type(read_method: str | None, meta: dict[str, Any]) -> str:
     raise _BadEvent(f"unknown source type for read_method {read_method!r}")
 
 
+def _flag(meta: dict[str, Any], field: str) -> bool:
+    """A JSON boolean (absent or null: false). Any other type is refused, not read as false: the
+    string "true" in is_deleted would otherwise turn a delete into an upsert."""
+    value = meta.get(field)
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise _BadEvent(f"bad source_metadata.{field}: {value!r} is not a JSON boolean")
+    return value
+
+
+def _text_field(meta: dict[str, Any], field: str) -> str | None:
+    """A JSON string (absent or null: None)."""
+    value = meta.get(field)
+    if value is not None and not isinstance(value, str):
+        raise _BadEvent(f"bad source_metadata.{field}: {value!r} is not a string")
+    return value
+
+
 def _is_backfill(read_method: str | None, meta: dict[str, Any]) -> bool:
     """A read of the table rather than of its log: placed by source time, not by log position.
 
@@ -244,8 +263,8 @@ def _is_backfill(read_method: str | None, meta: dict[str, Any]) -> bool:
     """
     method = (read_method or "").lower()
     if "-supplementation" in method:
-        return not meta.get("rs_id")
-    return "-backfill" in method or meta.get("snapshot") is True
+        return not _text_field(meta, "rs_id")
+    return "-backfill" in method or _flag(meta, "snapshot")
 
 
 def _source_table(source_type: str, meta: dict[str, Any], event: dict[str, Any]) -> str:
@@ -254,7 +273,9 @@ def _source_table(source_type: str, meta: dict[str, Any], event: dict[str, Any])
         value = meta.get(field)
         if isinstance(value, list):  # SQL Server documents `schema` as an array of strings
             value = value[0] if value else None
-        if not isinstance(value, str) or not value:
+        if value is not None and not isinstance(value, str):
+            raise _BadEvent(f"bad source_metadata.{field}: {meta.get(field)!r} is not a string")
+        if not value:
             break
         parts.append(value)
     else:
@@ -267,15 +288,15 @@ def _source_table(source_type: str, meta: dict[str, Any], event: dict[str, Any])
 
 
 def _op(source_type: str, meta: dict[str, Any], is_backfill: bool) -> str:
-    if meta.get("is_deleted") is True:
+    if _flag(meta, "is_deleted"):
         return "delete"
     if is_backfill:
         return "snapshot"
     field = "mod_type" if source_type == "spanner" and "mod_type" in meta else "change_type"
-    change = meta.get(field)
+    change = _text_field(meta, field)
     if change is None:
         raise _BadEvent(f"missing field: source_metadata.{field}")
-    op = _OPS.get(str(change).upper())
+    op = _OPS.get(change.upper())
     if op is None:
         raise _BadEvent(f"unknown {field} {change!r}")
     return op
@@ -332,13 +353,17 @@ def _hex(value: str, field: str) -> int:
 def _transaction(meta: dict[str, Any], event_id: str, field: str = "tx_id") -> str:
     """The source's transaction id; without one, each event is its own transaction."""
     tx_id = meta.get(field)
-    return f"tx:{tx_id}" if tx_id not in (None, "") else f"uuid:{event_id}"
+    if tx_id in (None, ""):
+        return f"uuid:{event_id}"
+    if isinstance(tx_id, bool) or not isinstance(tx_id, (str, int)):
+        raise ValueError(f"{field} {tx_id!r} is neither a string nor an integer")
+    return f"tx:{tx_id}"
 
 
 def _mysql_position(event: dict, meta: dict, ts_ns: int, event_id: str) -> tuple[str, str]:
     """(log_file, log_position); the file name is its prefix plus a growing sequence number."""
     log_file, log_position = _required(meta, "log_file", "log_position")
-    match = _BINLOG_FILE.fullmatch(str(log_file))
+    match = _BINLOG_FILE.fullmatch(log_file) if isinstance(log_file, str) else None
     if match is None:
         raise ValueError(f"log_file {log_file!r} has no sequence number")
     position = _uint(log_position, "log_position")
@@ -352,7 +377,9 @@ def _mysql_position(event: dict, meta: dict, ts_ns: int, event_id: str) -> tuple
 def _oracle_position(event: dict, meta: dict, ts_ns: int, event_id: str) -> tuple[str, str]:
     """(rs_id, ssn); rs_id is dot-separated hex (log sequence, block, offset)."""
     rs_id, ssn = _required(meta, "rs_id", "ssn")
-    parts = [pos_uint(_hex(part, "rs_id"), 20) for part in str(rs_id).split(".")]
+    if not isinstance(rs_id, str):
+        raise ValueError(f"rs_id {rs_id!r} is not a string")
+    parts = [pos_uint(_hex(part, "rs_id"), 20) for part in rs_id.split(".")]
     return pos_join(*parts, pos_uint(_uint(ssn, "ssn"), 20)), _transaction(meta, event_id)
 
 
@@ -391,7 +418,10 @@ def _spanner_position(event: dict, meta: dict, ts_ns: int, event_id: str) -> tup
     """(commit_timestamp, record_sequence, mod_index), commit time at nanosecond precision."""
     record_sequence, mod_index = _required(meta, "record_sequence", "mod_index")
     commit = meta.get("commit_timestamp")
-    commit_ns = ts_ns if commit in (None, "") else parse_instant_ns(commit)
+    try:
+        commit_ns = ts_ns if commit in (None, "") else parse_instant_ns(commit)
+    except ValueError as exc:
+        raise ValueError(f"commit_timestamp: {exc}") from None
     sort_pos = pos_join(
         pos_instant(commit_ns),
         pos_uint(_uint(record_sequence, "record_sequence"), 20),

@@ -174,6 +174,8 @@ def _flatten(
     if not _is_int(lsn) or lsn < 0:
         raise _BadRecord(f"bad source.lsn: {lsn!r}")
     tx_id = source.get("txId")
+    if tx_id is not None and not (_is_int(tx_id) or isinstance(tx_id, str)):
+        raise _BadRecord(f"bad source.txId: {tx_id!r}")
     position = {
         "source_table": source_table,
         "op": op,
@@ -231,7 +233,10 @@ def _embedded(record: dict[str, Any], field: str) -> tuple[dict[str, Any] | None
 
 def _source_table(source: dict[str, Any], topic: str) -> str:
     schema, table = source.get("schema"), source.get("table")
-    if isinstance(schema, str) and schema and isinstance(table, str) and table:
+    for field, value in (("schema", schema), ("table", table)):
+        if value is not None and not isinstance(value, str):
+            raise _BadRecord(f"bad source.{field}: {value!r}")
+    if schema and table:
         return f"{schema}.{table}"
     parts = topic.split(".")
     if len(parts) < 3 or not all(parts[-2:]):

@@ -744,12 +744,15 @@ _OWN_XID_KINDS = frozenset(
 _CHANGE_KINDS = frozenset({"insert", "update", "delete"})
 
 
-def parse_lsn(text: str) -> int:
-    """'X/Y' (hex halves) as the 64-bit position it names."""
-    high, sep, low = str(text).partition("/")
-    if not sep:
+_LSN = re.compile(r"([0-9A-Fa-f]{1,8})/([0-9A-Fa-f]{1,8})")
+
+
+def parse_lsn(text: Any) -> int:
+    """'X/Y' (hex halves of at most 32 bits each) as the 64-bit position it names."""
+    match = _LSN.fullmatch(text) if isinstance(text, str) else None
+    if match is None:
         raise ValueError(f"bad lsn {text!r}")
-    return (int(high, 16) << 32) + int(low, 16)
+    return (int(match.group(1), 16) << 32) + int(match.group(2), 16)
 
 
 # json.dumps(..., ensure_ascii=False) with one encoder: json.dumps builds one per call given
@@ -764,7 +767,12 @@ def _tuple_json(tuple_data: TupleData | None) -> str | None:
     def text(kind: str, raw: bytes | None) -> str | None:
         if raw is None:
             return None
-        return base64.b64encode(raw).decode("ascii") if kind == "b" else raw.decode("utf-8")
+        if kind == "b":
+            return base64.b64encode(raw).decode("ascii")
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as exc:  # the slot sends text in the database's encoding
+            raise ValueError(f"a column's text value is not UTF-8: {exc}") from None
 
     return _dumps([[kind, text(kind, raw)] for kind, raw in tuple_data])
 
@@ -784,7 +792,11 @@ def message_row(line: str, in_stream: bool) -> dict[str, Any]:
         line_xid = entry["xid"]
         if line_xid is not None and (isinstance(line_xid, bool) or not isinstance(line_xid, int)):
             raise ValueError(f"xid is not an integer: {line_xid!r}")
+        if not isinstance(entry["data"], str):
+            raise ValueError(f"data is not base64 text: {entry['data']!r}"[:200])
         message = decode_message(base64.b64decode(entry["data"], validate=True), in_stream)
+        old_tuple_json = _tuple_json(message.get("old_tuple"))
+        new_tuple_json = _tuple_json(message.get("new_tuple"))
     except (ValueError, TypeError, binascii.Error) as exc:
         return {"error": str(exc) or type(exc).__name__}
     kind = message["kind"]
@@ -815,8 +827,8 @@ def message_row(line: str, in_stream: bool) -> dict[str, Any]:
         "relation_oid": message.get("relation_oid"),
         "relation_json": relation,
         "old_kind": message.get("old_kind"),
-        "old_tuple_json": _tuple_json(message.get("old_tuple")),
-        "new_tuple_json": _tuple_json(message.get("new_tuple")),
+        "old_tuple_json": old_tuple_json,
+        "new_tuple_json": new_tuple_json,
         "truncate_oids": message.get("relation_oids"),
     }
 

@@ -688,7 +688,10 @@ def test_spanner_commit_timestamp_defaults_to_source_timestamp():
         ({"record_sequence": None}, "missing position: record_sequence/mod_index"),
         ({"mod_index": None}, "missing position: record_sequence/mod_index"),
         ({"record_sequence": "x1"}, "bad position: record_sequence 'x1' is not a non-negative"),
-        ({"commit_timestamp": "soon"}, "bad position: not an ISO-8601 instant: 'soon'"),
+        (
+            {"commit_timestamp": "soon"},
+            "bad position: commit_timestamp: not an ISO-8601 instant: 'soon'",
+        ),
     ],
 )
 def test_spanner_position_errors(meta, reason):

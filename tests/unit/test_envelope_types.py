@@ -1,0 +1,251 @@
+"""An envelope field of the wrong JSON type is quarantined with a reason naming the field, or
+read exactly as the original where the source spells it both ways (a position as a number or
+as decimal text): never applied as something else. Every field of real sample events is
+respelled as other JSON types: a boolean as "true" or 1, a number as text, text as an array or
+object, an array or object as JSON text. Datastream: the event's fields and its
+source_metadata's; Debezium: the Kafka record's fields, and the change event's own (payload.op,
+payload.ts_ms, payload.source.*, ...) inside its JSON text; Spanner: the line's partition_token
+and every field of its record (data change, heartbeat, child partitions) and of each mod;
+pgoutput: the slot line's lsn, xid and data (the message inside is binary)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from python_udfs import datastream, debezium, pgoutput, spanner
+from tests.damaged_lines import SAMPLE
+
+
+def respellings(value: Any) -> list[Any]:
+    """The value in other JSON types, keeping its meaning where another type can hold it."""
+    if value is None:
+        return []  # null is an absent field, which the rules read as such
+    if isinstance(value, bool):
+        return [str(value).lower(), int(value), [value]]
+    if isinstance(value, (int, float)):
+        spelled = [str(value), [value], {"value": value}]
+        return spelled + ([bool(value)] if value in (0, 1) else [])
+    if isinstance(value, str):
+        spelled: list[Any] = [[value], {"value": value}]
+        if value.isdigit() and str(int(value)) == value:  # "007" is text a number cannot keep
+            spelled.append(int(value))
+        if value in ("true", "false"):
+            spelled.append(value == "true")
+        return spelled
+    return [json.dumps(value), {"value": value} if isinstance(value, list) else [value]]
+
+
+def datastream_events() -> list[dict[str, Any]]:
+    """Every sample event (JSON files) that decodes."""
+    events = []
+    for path in sorted((SAMPLE / "datastream").rglob("*.jsonl")):
+        for line in path.read_text().splitlines():
+            if line.strip() and not datastream.flatten_event(line, "sample").get("error"):
+                events.append(json.loads(line))
+    return events
+
+
+def mutations(event: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """(field name, event with that field respelled) for every top-level and source_metadata
+    field."""
+    mutated = []
+    for field, value in event.items():
+        for spelled in respellings(value):
+            mutated.append((field, {**event, field: spelled}))
+    for field, value in (event.get("source_metadata") or {}).items():
+        for spelled in respellings(value):
+            meta = {**event["source_metadata"], field: spelled}
+            mutated.append((field, {**event, "source_metadata": meta}))
+    return mutated
+
+
+EVENTS = datastream_events()
+
+
+def test_the_sample_gives_events_of_every_source_type():
+    decoded = {datastream.flatten_event(json.dumps(e), "s")["source_type"] for e in EVENTS}
+    assert decoded >= {"mysql", "oracle", "postgresql", "sqlserver", "spanner", "salesforce"}
+
+
+@pytest.mark.parametrize("index", range(len(EVENTS)))
+def test_a_respelled_datastream_field_is_quarantined_by_name_or_read_the_same(index):
+    event = EVENTS[index]
+    original = datastream.flatten_event(json.dumps(event), "s")
+    for field, mutated in mutations(event):
+        result = datastream.flatten_event(json.dumps(mutated), "s")
+        if result.get("error"):
+            assert field in result["error"], (field, mutated, result["error"])
+        else:
+            assert result == original, (field, mutated)
+
+
+@pytest.mark.parametrize("spelled", ["true", "false ", "no", 1, ["true"]])
+def test_is_deleted_must_be_a_json_boolean(spelled):
+    """The string "true" used to turn a delete into an upsert; "no" made a live key."""
+    event = next(e for e in EVENTS if e.get("source_metadata", {}).get("is_deleted") is False)
+    mutated = {**event, "source_metadata": {**event["source_metadata"], "is_deleted": spelled}}
+    result = datastream.flatten_event(json.dumps(mutated), "s")
+    assert "is_deleted" in (result.get("error") or ""), result
+
+
+PLACEHOLDERS = ("__debezium_unavailable_value",)
+
+
+def debezium_records() -> list[dict[str, Any]]:
+    """Every sample record whose change event decodes to a change (not a heartbeat or a
+    tombstone), its payload text parsed."""
+    records = []
+    for path in sorted((SAMPLE / "debezium").rglob("*.jsonl")):
+        for line in path.read_text().splitlines():
+            decoded = debezium.flatten_record(line, "sample", PLACEHOLDERS) if line.strip() else {}
+            if decoded.get("op") and not decoded.get("error"):
+                records.append(json.loads(line))
+    return records
+
+
+def debezium_decoded(record: dict[str, Any], change: dict[str, Any]) -> dict[str, Any]:
+    """`record` with `change` as its value's JSON text, in the envelope it came in."""
+    value = json.loads(record["payload"])
+    enveloped = isinstance(value, dict) and set(value) == {"schema", "payload"}
+    text = json.dumps({**value, "payload": change} if enveloped else change)
+    return debezium.flatten_record(json.dumps({**record, "payload": text}), "s", PLACEHOLDERS)
+
+
+def change_of(record: dict[str, Any]) -> dict[str, Any]:
+    value = json.loads(record["payload"])
+    return value["payload"] if set(value) == {"schema", "payload"} else value
+
+
+def debezium_mutations(record: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """(field name, decoded result) for every change-event and source field respelled."""
+    change = change_of(record)
+    results = []
+    for field, value in change.items():
+        if field in ("before", "after"):
+            continue  # row images: their values are the row's, not the envelope's
+        for spelled in respellings(value):
+            results.append((field, debezium_decoded(record, {**change, field: spelled})))
+    for field, value in change["source"].items():
+        for spelled in respellings(value):
+            source = {**change["source"], field: spelled}
+            results.append((field, debezium_decoded(record, {**change, "source": source})))
+    for field, value in record.items():
+        if field != "payload":
+            for spelled in respellings(value):
+                mutated = json.dumps({**record, field: spelled})
+                results.append((field, debezium.flatten_record(mutated, "s", PLACEHOLDERS)))
+    return results
+
+
+RECORDS = debezium_records()
+
+
+def test_the_sample_gives_debezium_changes_of_every_op():
+    ops = {debezium_decoded(r, change_of(r))["op"] for r in RECORDS}
+    assert ops >= {"insert", "update", "delete"}
+
+
+@pytest.mark.parametrize("index", range(len(RECORDS)))
+def test_a_respelled_debezium_field_is_quarantined_by_name_or_read_the_same(index):
+    record = RECORDS[index]
+    original = debezium_decoded(record, change_of(record))
+    for field, result in debezium_mutations(record):
+        if result.get("error"):
+            assert field in result["error"], (field, result["error"])
+        else:
+            assert result == original, field
+
+
+RECORD_TIMES = ("commit_timestamp", "timestamp", "start_timestamp")
+
+
+def spanner_records() -> list[dict[str, Any]]:
+    """Every sample line that decodes without error, parsed."""
+    lines = []
+    for path in sorted((SAMPLE / "spanner").rglob("*.jsonl")):
+        for line in path.read_text().splitlines():
+            decoded = spanner.flatten_line(line, "sample") if line.strip() else [{"error": "-"}]
+            if not any(row.get("error") for row in decoded):
+                lines.append(json.loads(line))
+    return lines
+
+
+def record_dicts(node: Any) -> list[dict[str, Any]]:
+    """The record struct of a line (the object holding its time) and the mods in it, in
+    either dialect's nesting: each may be respelled in place."""
+    if isinstance(node, list):
+        return [found for item in node for found in record_dicts(item)]
+    if not isinstance(node, dict):
+        return []
+    own = [node] if any(time in node for time in RECORD_TIMES) else []
+    mods = node.get("mods") if own else None
+    if isinstance(mods, list):
+        own += [mod for mod in mods if isinstance(mod, dict)]
+    return own or [found for value in node.values() for found in record_dicts(value)]
+
+
+def spanner_mutations(document: dict[str, Any]) -> list[tuple[str, str]]:
+    """(field name, line) for the token and every record and mod field respelled."""
+    lines = []
+    for spelled in respellings(document.get("partition_token")):
+        lines.append(("partition_token", json.dumps({**document, "partition_token": spelled})))
+    for index, _ in enumerate(record_dicts(document)):
+        copy = json.loads(json.dumps(document))
+        target = record_dicts(copy)[index]
+        for field, value in list(target.items()):
+            for spelled in respellings(value):
+                target[field] = spelled
+                lines.append((field, json.dumps(copy)))
+            target[field] = value
+    return lines
+
+
+SPANNER_LINES = spanner_records()
+
+
+def test_the_sample_gives_every_spanner_record_kind():
+    kinds = {
+        row["record_kind"]
+        for d in SPANNER_LINES
+        for row in spanner.flatten_line(json.dumps(d), "s")
+    }
+    assert kinds == {"data_change", "heartbeat", "child_partitions"}
+
+
+@pytest.mark.parametrize("index", range(len(SPANNER_LINES)))
+def test_a_respelled_spanner_field_is_quarantined_by_name_or_read_the_same(index):
+    document = SPANNER_LINES[index]
+    original = spanner.flatten_line(json.dumps(document), "s")
+    for field, line in spanner_mutations(document):
+        rows = spanner.flatten_line(line, "s")
+        errors = [row["error"] for row in rows if row.get("error")]
+        if errors:
+            assert all(field in error for error in errors), (field, line, errors)
+        else:
+            assert rows == original, (field, line)
+
+
+def pgoutput_lines() -> list[dict[str, Any]]:
+    lines = []
+    for path in sorted((SAMPLE / "pgoutput").rglob("*.jsonl")):
+        lines += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [line for line in lines if not pgoutput.message_row(json.dumps(line), False)["error"]]
+
+
+PGOUTPUT_LINES = pgoutput_lines()
+
+
+def test_a_respelled_pgoutput_field_is_quarantined_by_name_or_read_the_same():
+    assert len(PGOUTPUT_LINES) > 20
+    for entry in PGOUTPUT_LINES:
+        original = pgoutput.message_row(json.dumps(entry), False)
+        for field, value in entry.items():
+            for spelled in respellings(value):
+                result = pgoutput.message_row(json.dumps({**entry, field: spelled}), False)
+                if result["error"]:
+                    assert field in result["error"], (field, spelled, result["error"])
+                else:
+                    assert result == original, (field, spelled)
