@@ -202,14 +202,11 @@ def _flatten(line: Any, source_name: str, declared_keys: KeyLookup | None) -> di
         except ValueError as exc:
             raise _BadEvent(f"bad position: {exc}") from None
 
-    keys = _key_columns(payload, meta, declared_keys, source_name, source_table)
-    missing = [column for column in keys if column not in payload]
-    if missing:
-        raise _BadEvent(f"key column {missing[0]!r} missing from payload")
+    key = _key(payload, meta, source_type, declared_keys, source_name, source_table)
     return {
         "error": None,
         "source_table": source_table,
-        "key_json": canonical_json({column: payload[column] for column in keys}),
+        "key_json": canonical_json(key),
         "op": op,
         "row_image": {column: canonical_json(value) for column, value in payload.items()},
         "is_full_image": True,
@@ -302,13 +299,44 @@ def _op(source_type: str, meta: dict[str, Any], is_backfill: bool) -> str:
     return op
 
 
+# The key of an Oracle row without a declared one: Oracle's own name for the row address, which
+# no column can have (ROWID is reserved).
+ORACLE_ROW_KEY = "ROWID"
+
+
+def _key(
+    payload: dict[str, Any],
+    meta: dict[str, Any],
+    source_type: str,
+    declared_keys: KeyLookup | None,
+    source_name: str,
+    source_table: str,
+) -> dict[str, Any]:
+    """The row's identity. Oracle events carry no primary_keys, but every one names its row's
+    row_id: without a declared key that is the identity (a row keeps its row_id until it moves:
+    ALTER TABLE ... MOVE, an update across partitions with row movement enabled, SHRINK SPACE).
+    Other tables without any key are identified by their whole row."""
+    columns = _key_columns(payload, meta, declared_keys, source_name, source_table)
+    if columns is None and source_type == "oracle":
+        row_id = _text_field(meta, "row_id")
+        if not row_id:
+            raise _BadEvent("missing field: source_metadata.row_id (the key of an Oracle row)")
+        return {ORACLE_ROW_KEY: row_id}
+    columns = sorted(payload) if columns is None else columns
+    missing = [column for column in columns if column not in payload]
+    if missing:
+        raise _BadEvent(f"key column {missing[0]!r} missing from payload")
+    return {column: payload[column] for column in columns}
+
+
 def _key_columns(
     payload: dict[str, Any],
     meta: dict[str, Any],
     declared_keys: KeyLookup | None,
     source_name: str,
     source_table: str,
-) -> list[str]:
+) -> list[str] | None:
+    """The declared or reported key columns; None when neither names any."""
     if declared_keys is not None:
         try:
             declared = declared_keys("datastream", source_name, source_table)
@@ -323,7 +351,7 @@ def _key_columns(
         if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns):
             raise _BadEvent(f"bad source_metadata.{field}: {columns!r}")
         return columns
-    return sorted(payload)
+    return None
 
 
 def _required(meta: dict[str, Any], *fields: str) -> list[Any]:

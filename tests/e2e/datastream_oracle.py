@@ -11,7 +11,7 @@ Conventions (agreed with the lead, implemented here from their description):
   Avro decimal the same, bytes base64, date 'YYYY-MM-DD', timestamp-micros
   'YYYY-MM-DDTHH:MM:SS.ffffffZ', the DATETIME record 'YYYY-MM-DDTHH:MM:SS.ffffff';
 - key: declared key, else source_metadata.primary_keys, else SQL Server replication_index, else
-  the whole row;
+  for Oracle {"ROWID": source_metadata.row_id}, else the whole row;
 - op: backfill -> snapshot, INSERT/CREATE -> insert, UPDATE/UPDATE-INSERT -> update,
   DELETE/UPDATE-DELETE/is_deleted -> delete;
 - per key: CDC events in the source's position order (delete first at an equal position), each
@@ -299,7 +299,7 @@ def _key_columns(
     md: dict[str, Any],
     payload: dict[str, Any],
     declared: dict[tuple[str, str], list[str]],
-) -> list[str]:
+) -> list[str] | None:
     if (SOURCE_SYSTEM, table) in declared:
         return list(declared[(SOURCE_SYSTEM, table)])
     pks = md.get("primary_keys")
@@ -308,7 +308,7 @@ def _key_columns(
     index = md.get("replication_index")
     if kind == "sqlserver" and isinstance(index, list) and len(index) > 0:
         return [str(c) for c in index]
-    return list(payload)
+    return None if kind == "oracle" else list(payload)
 
 
 def _position(kind: str, md: dict[str, Any], ts: int, event: dict[str, Any]) -> Any:
@@ -366,11 +366,16 @@ def interpret(source_name: str, event: Any, declared: dict[tuple[str, str], list
         raise BadEvent("missing payload")
     table = _source_table(kind, md)
     key_cols = _key_columns(kind, table, md, payload, declared)
-    for col in key_cols:
-        if col not in payload:
-            raise BadEvent(f"payload lacks key column {col!r}")
     row = {str(k): canonical_value(v) for k, v in payload.items()}
-    key = {c: row[c] for c in key_cols}
+    if key_cols is None:
+        if not isinstance(md.get("row_id"), str) or not md["row_id"]:
+            raise BadEvent("Oracle row without a key or a row_id")
+        key = {"ROWID": md["row_id"]}
+    else:
+        for col in key_cols:
+            if col not in payload:
+                raise BadEvent(f"payload lacks key column {col!r}")
+        key = {c: row[c] for c in key_cols}
     is_backfill = "-backfill" in read_method
     op = _op(kind, read_method, md)
     position = None if is_backfill else _position(kind, md, ts, event)

@@ -264,9 +264,25 @@ def test_oracle_example_events():
     assert rows[1]["sort_pos"] < rows[2]["sort_pos"]  # same record set, next offset
 
 
-def test_oracle_without_any_key_uses_the_whole_row():
+def test_oracle_without_a_declared_key_is_keyed_by_its_row_id():
+    """Oracle events carry no primary_keys; keyed by the whole row, an update would leave the
+    old row live beside the new one."""
     row = flatten_event(ORACLE_UPDATE, STREAM)
-    assert row["key_json"] == '{"FIELD1":null,"FIELD2":"TLV","THIS_IS_MY_PK":"1231535353"}'
+    assert row["key_json"] == '{"ROWID":"AAAGYPAATAAPIC5AAB"}'
+    update = json.loads(ORACLE_UPDATE)
+    update["payload"]["FIELD2"] = "changed"
+    assert flatten_event(json.dumps(update), STREAM)["key_json"] == row["key_json"]
+
+
+def test_oracle_without_key_or_row_id_is_quarantined():
+    event = make_event("oracle", {"row_id": None})
+    assert "source_metadata.row_id" in error_of(event)
+
+
+def test_a_declared_oracle_key_wins_over_the_row_id():
+    event = make_event("oracle")
+    row = ok(event, declared_keys=lambda *_: ["id"])
+    assert row["key_json"] == '{"id":1}'
 
 
 # --- every source type --------------------------------------------------------------------
@@ -276,7 +292,7 @@ def test_oracle_without_any_key_uses_the_whole_row():
     ("source_type", "table", "key_json"),
     [
         ("mysql", "shop.orders", '{"id":1}'),
-        ("oracle", "SALES.ORDERS", '{"id":1,"total":5}'),
+        ("oracle", "SALES.ORDERS", '{"ROWID":"AAAPwRAALAAMzMBABD"}'),
         ("postgresql", "public.orders", '{"id":1}'),
         ("sqlserver", "dbo.orders", '{"id":1}'),
         ("spanner", "Orders", '{"id":1}'),
@@ -857,7 +873,7 @@ def test_row_image_values_use_the_contract_typing():
 
 
 def test_empty_payload_of_a_keyless_table():
-    event = make_event("oracle", payload={})
+    event = make_event("mysql", {"primary_keys": None}, payload={})
     assert ok(event)["key_json"] == "{}"
 
 
