@@ -57,11 +57,14 @@ class Family:
         return self.text_suffixes + tuple(self.record_readers)
 
 
+# Spark reads a gzip file's lines as those of the file it holds (by its .gz name); such a file
+# cannot be split, so it keeps a partition of its own and its line numbers stay exact.
+JSONL = (".jsonl", ".jsonl.gz")
 FAMILIES: tuple[Family, ...] = (
-    Family("spanner", (".jsonl",), {}),
-    Family("datastream", (".jsonl",), {".avro": avro_file_events}),
-    Family("debezium", (".jsonl",), {}),
-    Family("pgoutput", (".jsonl",), {}),
+    Family("spanner", JSONL, {}),
+    Family("datastream", JSONL, {".avro": avro_file_events}),
+    Family("debezium", JSONL, {}),
+    Family("pgoutput", JSONL, {}),
 )
 
 

@@ -1,10 +1,12 @@
 """Landing streams files line by line and still numbers every line exactly: blank lines keep
-their numbers, CRLF endings are stripped, a last line without a newline lands, and many files
-of one run share output files without mixing up their numbering. A landing cut short is
+their numbers, CRLF endings are stripped, a last line without a newline lands, gzip-compressed
+files land as the lines they hold, and many files of one run share output files without mixing
+up their numbering. A landing cut short is
 finished by the next run under the same run number, no line landed twice."""
 
 from __future__ import annotations
 
+import gzip
 import io
 from pathlib import Path
 
@@ -42,6 +44,12 @@ def test_every_line_lands_once_with_its_exact_file_and_number(java_available, tm
     # Kafka-style names keep their '+'; spaces and '%' survive the URI round trip.
     kafka = write_bytes(pipeline, "datastream/s1/topic+0+0000042 copy%20.jsonl", b'{"c": 3}\n')
     expected.add(("s1", kafka, 1, '{"c": 3}'))
+    # Datastream may write gzip-compressed JSON files.
+    zipped_lines = [f'{{"z": {line}}}' for line in range(1, 1201)]
+    zipped = write_bytes(
+        pipeline, "datastream/s1/z.jsonl.gz", gzip.compress("\n".join(zipped_lines).encode())
+    )
+    expected |= {("s1", zipped, line, text) for line, text in enumerate(zipped_lines, 1)}
 
     assert pipeline.cdcw("land") == 0
 

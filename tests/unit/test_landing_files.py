@@ -13,8 +13,9 @@ def touch(path):
     path.write_text("{}\n")
 
 
-def test_lists_jsonl_and_avro_under_each_stream_sorted_by_path(tmp_path):
+def test_lists_jsonl_gzip_and_avro_under_each_stream_sorted_by_path(tmp_path):
     touch(tmp_path / "datastream/orders/2024/05/02/b.jsonl")
+    touch(tmp_path / "datastream/orders/2024/05/02/c.jsonl.gz")
     touch(tmp_path / "datastream/orders/2024/05/01/a.avro")
     touch(tmp_path / "datastream/crm/x.jsonl")
     found = list_family_files(tmp_path, DATASTREAM)
@@ -22,6 +23,7 @@ def test_lists_jsonl_and_avro_under_each_stream_sorted_by_path(tmp_path):
         ("crm", "datastream/crm/x.jsonl"),
         ("orders", "datastream/orders/2024/05/01/a.avro"),
         ("orders", "datastream/orders/2024/05/02/b.jsonl"),
+        ("orders", "datastream/orders/2024/05/02/c.jsonl.gz"),
     ]
 
 
