@@ -120,8 +120,12 @@ def landed_through(spark) -> int:
     return newest_landing_run(spark) if spark.catalog.tableExists(MANIFEST_TABLE) else 0
 
 
+# How many unread files a run names in its output (the table holds them all).
+UNREAD_FILES_SHOWN = 10
+
+
 def land_files(spark, settings: Settings) -> LandingReport:
-    from cdc_warehouse.landing import land
+    from cdc_warehouse.landing import UNREAD_TABLE, land
 
     report = land(spark, settings.landing_root)
     root = settings.landing_root
@@ -132,10 +136,14 @@ def land_files(spark, settings: Settings) -> LandingReport:
         else f"no new files in {root} (the newest landing run is {report.newest_run})"
     )
     print(f"cdcw: {landed}", file=sys.stderr)
-    if report.skipped_unsupported:
+    if report.unread:
+        shown = [str(path.relative_to(root)) for path in report.unread[:UNREAD_FILES_SHOWN]]
+        more = len(report.unread) - len(shown)
         print(
-            f"cdcw: {report.skipped_unsupported} files of source families this version does "
-            "not process were left in place",
+            f"cdcw: {len(report.unread)} files not read (a kind or a place this version does "
+            f"not read), left in place: {', '.join(shown)}"
+            + (f" and {more} more" if more else "")
+            + f"; all of them in {UNREAD_TABLE}",
             file=sys.stderr,
         )
     return report

@@ -31,6 +31,8 @@ from python_udfs.registry import RECORD_LINE, RecordReader, record_lines_mapper
 # CDC_SCHEMA_PREFIX keeps pipelines that share one metastore apart (macros/generate_schema_name).
 RAW_SCHEMA = os.environ.get("CDC_SCHEMA_PREFIX", "") + "cdc_raw"
 MANIFEST_TABLE = f"{RAW_SCHEMA}.landed_files"
+# The files under the landing root that the last landing run did not read, by name.
+UNREAD_TABLE = f"{RAW_SCHEMA}.unread_files"
 
 
 @dataclass(frozen=True)
@@ -73,7 +75,7 @@ class LandingReport:
     landing_run: int
     files: int
     lines: int
-    skipped_unsupported: int
+    unread: tuple[Path, ...]
 
     @property
     def newest_run(self) -> int:
@@ -87,6 +89,11 @@ def ensure_raw_tables(spark: SparkSession) -> None:
         f"""create table if not exists {MANIFEST_TABLE} (
               family string, source_name string, file_path string, size_bytes bigint,
               landed_at timestamp, landing_run bigint)
+            using delta"""
+    )
+    spark.sql(
+        f"""create table if not exists {UNREAD_TABLE} (
+              file_path string, size_bytes bigint, seen_at timestamp, landing_run bigint)
             using delta"""
     )
     for family in FAMILIES:
@@ -120,17 +127,28 @@ def list_family_files(landing_root: Path, family: Family) -> list[tuple[str, Pat
     return sorted(found, key=lambda item: str(item[1]))
 
 
-def count_unsupported_files(landing_root: Path) -> int:
-    """Files of families this version does not process stay on disk untouched; say so."""
-    known = {family.name for family in FAMILIES}
+def unread_files(landing_root: Path) -> list[Path]:
+    """Every file under the landing root that landing does not read, sorted: files of other
+    kinds in a family's streams (.json, .txt, ...), files outside any stream directory, and
+    every file of a directory that is no family's (a family of a later version, a typo). Files
+    being written (.name, _name) are not listed: their writer renames them into place."""
     if not landing_root.is_dir():
-        return 0
-    return sum(
-        len(files)
-        for family_dir in landing_root.iterdir()
-        if family_dir.is_dir() and family_dir.name not in known
-        for _, _, files in os.walk(family_dir)
-    )
+        return []
+    read = {path for family in FAMILIES for _, path in list_family_files(landing_root, family)}
+    unread = []
+    for dirpath, dirnames, filenames in os.walk(landing_root):
+        dirnames[:] = [d for d in dirnames if _is_landable(d)]
+        paths = (Path(dirpath) / name for name in filenames if _is_landable(name))
+        unread.extend(path for path in paths if path not in read)
+    return sorted(unread)
+
+
+def _record_unread(spark: SparkSession, paths: list[Path], run: int, seen_at: datetime) -> None:
+    """Replace the list of unread files with this run's (one commit)."""
+    spark.createDataFrame(
+        [(str(path), _size_now(path), seen_at, run) for path in paths],
+        "file_path string, size_bytes bigint, seen_at timestamp, landing_run bigint",
+    ).write.insertInto(UNREAD_TABLE, overwrite=True)
 
 
 def newest_landing_run(spark: SparkSession) -> int:
@@ -332,9 +350,8 @@ def land(spark: SparkSession, landing_root: Path) -> LandingReport:
         )
     if manifest_rows:
         _record_manifest(spark, manifest_rows)
+    unread = unread_files(landing_root)
+    _record_unread(spark, unread, run, landed_at)
     return LandingReport(
-        landing_run=run,
-        files=len(manifest_rows),
-        lines=total_lines,
-        skipped_unsupported=count_unsupported_files(landing_root),
+        landing_run=run, files=len(manifest_rows), lines=total_lines, unread=tuple(unread)
     )

@@ -27,7 +27,7 @@ def write_bytes(pipeline: Pipeline, relative: str, content: bytes) -> str:
     return str(target)
 
 
-def test_every_line_lands_once_with_its_exact_file_and_number(java_available, tmp_path):
+def test_every_line_lands_once_with_its_exact_file_and_number(java_available, tmp_path, capsys):
     pipeline = Pipeline(tmp_path)
     expected = set()
     # More files than output files and cores, of very different sizes, in two sources.
@@ -50,8 +50,16 @@ def test_every_line_lands_once_with_its_exact_file_and_number(java_available, tm
         pipeline, "datastream/s1/z.jsonl.gz", gzip.compress("\n".join(zipped_lines).encode())
     )
     expected |= {("s1", zipped, line, text) for line, text in enumerate(zipped_lines, 1)}
+    # Files landing does not read are named, in the output and in a table.
+    unread = [
+        write_bytes(pipeline, "datastream/s0/notes.txt", b"hello\n"),
+        write_bytes(pipeline, "newfamily/x/a.jsonl", b"{}\n"),
+    ]
 
     assert pipeline.cdcw("land") == 0
+    said = capsys.readouterr().err
+    assert "2 files not read" in said and "datastream/s0/notes.txt" in said, said
+    assert sorted(row["file_path"] for row in pipeline.rows("cdc_raw.unread_files")) == unread
 
     landed = [
         (row["source_name"], row["file_path"], row["line_number"], row["line"])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cdc_warehouse.landing import FAMILIES, count_unsupported_files, list_family_files
+from cdc_warehouse.landing import FAMILIES, list_family_files, unread_files
 from python_udfs.registry import record_line_batches
 
 DATASTREAM = next(family for family in FAMILIES if family.name == "datastream")
@@ -40,10 +40,22 @@ def test_missing_family_directory_lists_nothing(tmp_path):
     assert list_family_files(tmp_path / "nowhere", DATASTREAM) == []
 
 
-def test_files_of_families_not_processed_yet_are_counted(tmp_path):
-    touch(tmp_path / "datastream/orders/a.jsonl")
-    touch(tmp_path / "unknownfamily/slot/a.jsonl")
-    assert count_unsupported_files(tmp_path) == 1
+def test_every_file_landing_does_not_read_is_named(tmp_path):
+    for read in ("datastream/orders/a.jsonl", "datastream/orders/b.avro", "spanner/s/c.jsonl.gz"):
+        touch(tmp_path / read)
+    unread = [
+        "datastream/orders/notes.txt",
+        "datastream/orders/d.json",
+        "datastream/stray.jsonl",
+        "debezium/srv/e.jsonl.zst",
+        "unknownfamily/slot/a.jsonl",
+    ]
+    for path in unread:
+        touch(tmp_path / path)
+    touch(tmp_path / "datastream/orders/.being-written.jsonl")
+    touch(tmp_path / "datastream/_tmp/f.json")
+    assert unread_files(tmp_path) == sorted(tmp_path / path for path in unread)
+    assert unread_files(tmp_path / "nowhere") == []
 
 
 def test_record_files_stream_through_in_bounded_single_file_batches_keeping_their_numbers():
