@@ -20,8 +20,9 @@ from __future__ import annotations
 import fcntl
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cdc_warehouse import build_record, prereqs
@@ -55,24 +56,50 @@ def busy_message(settings: Settings, holder: str) -> str:
     )
 
 
+def shared_warehouse_message(settings: Settings, holder: str) -> str:
+    return (
+        f"another cdcw process ({holder}) is using the warehouse {settings.shared_warehouse_dir} "
+        f"under the same schema prefix ({settings.schema_prefix or 'none'}) from another "
+        "CDC_STATE_DIR; one run at a time per warehouse and prefix"
+    )
+
+
 @contextmanager
 def warehouse_lock(settings: Settings) -> Iterator[None]:
     """The embedded Derby metastore admits one process; a second run stops at once with a
     clear message instead of a Derby stack trace, and touches nothing. With a shared metastore
     (or a Connect server) runs may overlap, each with its own local directory: dbt's target
-    directory is still one process's."""
-    settings.warehouse_dir.mkdir(parents=True, exist_ok=True)
-    lock_path = settings.warehouse_dir / ".cdcw.lock"
+    directory is still one process's. A warehouse directory apart from the installation's
+    carries a lock of its own, per schema prefix: two installations (each with its own
+    metastore, or one shared) never write the same tables at once."""
+    pid = str(os.getpid())
+    with _held_lock(
+        settings.warehouse_dir / ".cdcw.lock", pid, lambda h: busy_message(settings, h)
+    ):
+        shared = settings.shared_warehouse_dir
+        if shared is None:
+            yield
+            return
+        lock = shared / f".cdcw-{settings.schema_prefix or 'tables'}.lock"
+        owner = f"pid {pid}, CDC_STATE_DIR {settings.warehouse_dir}"
+        with _held_lock(lock, owner, lambda h: shared_warehouse_message(settings, h)):
+            yield
+
+
+@contextmanager
+def _held_lock(lock_path: Path, owner: str, busy: Callable[[str], str]) -> Iterator[None]:
+    """An exclusive lock on `lock_path` that names its owner; WarehouseBusy if held."""
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
     with lock_path.open("a+") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             handle.seek(0)
             holder = handle.read().strip() or "unknown"
-            raise WarehouseBusy(busy_message(settings, holder)) from None
+            raise WarehouseBusy(busy(holder)) from None
         handle.seek(0)
         handle.truncate()
-        handle.write(str(os.getpid()))
+        handle.write(owner)
         handle.flush()
         try:
             yield

@@ -128,6 +128,14 @@ class Settings:
         return self.warehouse_location or str(self.warehouse_dir)
 
     @property
+    def shared_warehouse_dir(self) -> Path | None:
+        """The warehouse's own local directory when it is not this installation's directory
+        (CDC_STATE_DIR set): other installations may point at it too."""
+        if self.target == CONNECT or self.warehouse_location is None:
+            return None
+        return _local_path(self.warehouse_location)
+
+    @property
     def embedded_metastore(self) -> bool:
         """Derby inside this process: one process at a time. A Connect server owns its
         metastore, so the client has none of its own."""

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 from cdc_warehouse import build_record, cli
-from cdc_warehouse.settings import PROJECT_DIR, Settings
+from cdc_warehouse.settings import PROJECT_DIR, Settings, load_settings
 
 
 def settings_in(tmp_path: Path) -> Settings:
@@ -68,6 +69,36 @@ def test_a_second_process_on_the_same_warehouse_stops_at_once(tmp_path):
         process.kill()
         process.wait()
     with cli.warehouse_lock(settings):
+        pass
+
+
+def test_two_state_directories_on_one_warehouse_and_prefix_are_refused(tmp_path):
+    """Each CDC_STATE_DIR has its own embedded metastore: two of them over one warehouse would
+    land the same files twice. The warehouse directory carries a lock per schema prefix."""
+    warehouse = tmp_path / "warehouse"
+
+    def installation(state: str, prefix: str = ""):
+        return load_settings(
+            {
+                "CDC_WAREHOUSE_DIR": warehouse.as_uri(),
+                "CDC_STATE_DIR": str(tmp_path / state),
+                "CDC_SCHEMA_PREFIX": prefix,
+            }
+        )
+
+    first = installation("a")
+    assert first.shared_warehouse_dir == warehouse
+    with cli.warehouse_lock(first):
+        try:
+            with cli.warehouse_lock(installation("b")):
+                raise AssertionError("the warehouse was granted to two state directories")
+        except cli.WarehouseBusy as busy:
+            assert f"pid {os.getpid()}, CDC_STATE_DIR {tmp_path / 'a'}" in str(busy)
+            assert str(warehouse) in str(busy)
+        # Another schema prefix writes other tables (a shared metastore's pipelines).
+        with cli.warehouse_lock(installation("c", prefix="other_")):
+            pass
+    with cli.warehouse_lock(installation("b")):
         pass
 
 
