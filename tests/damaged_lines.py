@@ -12,6 +12,16 @@ SAMPLE = PROJECT_DIR / "sample_data" / "landing"
 FAMILIES = ("datastream", "debezium", "pgoutput", "spanner")
 
 
+def every_sample_line(family: str) -> list[str]:
+    """Every non-blank line of the family's JSONL sample files, in path order."""
+    return [
+        line
+        for path in sorted((SAMPLE / family).rglob("*.jsonl"))
+        for line in path.read_text().splitlines()
+        if line.strip()
+    ]
+
+
 def sample_lines(family: str, per_file: int = 3, limit: int = 60) -> list[bytes]:
     """The first lines of each of the family's JSONL sample files, in path order."""
     lines: list[bytes] = []

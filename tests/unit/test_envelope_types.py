@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from python_udfs import datastream, debezium, pgoutput, spanner
-from tests.damaged_lines import SAMPLE
+from tests.damaged_lines import every_sample_line
 
 
 def respellings(value: Any) -> list[Any]:
@@ -40,12 +40,11 @@ def respellings(value: Any) -> list[Any]:
 
 def datastream_events() -> list[dict[str, Any]]:
     """Every sample event (JSON files) that decodes."""
-    events = []
-    for path in sorted((SAMPLE / "datastream").rglob("*.jsonl")):
-        for line in path.read_text().splitlines():
-            if line.strip() and not datastream.flatten_event(line, "sample").get("error"):
-                events.append(json.loads(line))
-    return events
+    return [
+        json.loads(line)
+        for line in every_sample_line("datastream")
+        if not datastream.flatten_event(line, "sample").get("error")
+    ]
 
 
 def mutations(event: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
@@ -98,11 +97,10 @@ def debezium_records() -> list[dict[str, Any]]:
     """Every sample record whose change event decodes to a change (not a heartbeat or a
     tombstone), its payload text parsed."""
     records = []
-    for path in sorted((SAMPLE / "debezium").rglob("*.jsonl")):
-        for line in path.read_text().splitlines():
-            decoded = debezium.flatten_record(line, "sample", PLACEHOLDERS) if line.strip() else {}
-            if decoded.get("op") and not decoded.get("error"):
-                records.append(json.loads(line))
+    for line in every_sample_line("debezium"):
+        decoded = debezium.flatten_record(line, "sample", PLACEHOLDERS)
+        if decoded.get("op") and not decoded.get("error"):
+            records.append(json.loads(line))
     return records
 
 
@@ -164,13 +162,11 @@ RECORD_TIMES = ("commit_timestamp", "timestamp", "start_timestamp")
 
 def spanner_records() -> list[dict[str, Any]]:
     """Every sample line that decodes without error, parsed."""
-    lines = []
-    for path in sorted((SAMPLE / "spanner").rglob("*.jsonl")):
-        for line in path.read_text().splitlines():
-            decoded = spanner.flatten_line(line, "sample") if line.strip() else [{"error": "-"}]
-            if not any(row.get("error") for row in decoded):
-                lines.append(json.loads(line))
-    return lines
+    return [
+        json.loads(line)
+        for line in every_sample_line("spanner")
+        if not any(row.get("error") for row in spanner.flatten_line(line, "sample"))
+    ]
 
 
 def record_dicts(node: Any) -> list[dict[str, Any]]:
@@ -229,10 +225,11 @@ def test_a_respelled_spanner_field_is_quarantined_by_name_or_read_the_same(index
 
 
 def pgoutput_lines() -> list[dict[str, Any]]:
-    lines = []
-    for path in sorted((SAMPLE / "pgoutput").rglob("*.jsonl")):
-        lines += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return [line for line in lines if not pgoutput.message_row(json.dumps(line), False)["error"]]
+    return [
+        json.loads(line)
+        for line in every_sample_line("pgoutput")
+        if not pgoutput.message_row(line, False)["error"]
+    ]
 
 
 PGOUTPUT_LINES = pgoutput_lines()
