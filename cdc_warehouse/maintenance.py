@@ -8,8 +8,10 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
 
 from cdc_warehouse.settings import DEFAULT_RETENTION_HOURS, Settings
 
@@ -21,6 +23,7 @@ RETENTION_CHECK = "spark.databricks.delta.retentionDurationCheck.enabled"
 class Upkeep:
     table: str
     files_compacted: int
+    vacuumed: bool
     seconds: float
 
 
@@ -44,6 +47,28 @@ def tables_in_format(spark: SparkSession, schemas: tuple[str, ...], file_format:
     return found
 
 
+def vacuum_is_due(spark: SparkSession, table: str, retention_hours: int) -> bool:
+    """Whether VACUUM would delete anything: a file outside the table's current version (removed
+    by a later version, or left by a write that never committed) last changed before the
+    retention window. A removal is never older than the file it removes, so without such a file
+    there is nothing VACUUM may delete, and the jobs and two log commits it spends finding that
+    out are saved. Files and directories whose names start with `_` or `.` are not listed,
+    as VACUUM leaves them alone too."""
+    location = spark.sql(f"describe detail {table}").first().location
+    cutoff = datetime.now(UTC) - timedelta(hours=retention_hours)
+    old_files = (
+        spark.read.format("binaryFile")
+        .option("recursiveFileLookup", "true")
+        .load(location)
+        .where(F.col("modificationTime") < F.lit(cutoff))
+        .select("path")
+    )
+    live_files = spark.createDataFrame(
+        [(path,) for path in spark.table(table).inputFiles()], "path string"
+    )
+    return bool(old_files.join(live_files, "path", "left_anti").limit(1).count())
+
+
 def maintain(spark: SparkSession, settings: Settings) -> list[Upkeep]:
     spark.conf.set(
         RETENTION_CHECK, "false" if settings.retention_hours < DEFAULT_RETENTION_HOURS else "true"
@@ -52,16 +77,23 @@ def maintain(spark: SparkSession, settings: Settings) -> list[Upkeep]:
     for table in delta_tables(spark, settings.table_schemas):
         started = time.perf_counter()
         metrics = spark.sql(f"optimize {table}").first().metrics
-        spark.sql(f"vacuum {table} retain {settings.retention_hours} hours")
-        done.append(Upkeep(table, metrics.numFilesRemoved, time.perf_counter() - started))
+        vacuumed = vacuum_is_due(spark, table, settings.retention_hours)
+        if vacuumed:
+            spark.sql(f"vacuum {table} retain {settings.retention_hours} hours")
+        done.append(Upkeep(table, metrics.numFilesRemoved, vacuumed, time.perf_counter() - started))
     return done
 
 
 def report(done: list[Upkeep], settings: Settings) -> None:
     for upkeep in done:
+        vacuum = (
+            f"files older than {settings.retention_hours} h vacuumed"
+            if upkeep.vacuumed
+            else f"no file older than {settings.retention_hours} h to vacuum"
+        )
         print(
-            f"cdcw: {upkeep.table}: {upkeep.files_compacted} small files compacted, files older "
-            f"than {settings.retention_hours} h vacuumed ({upkeep.seconds:.1f} s)",
+            f"cdcw: {upkeep.table}: {upkeep.files_compacted} small files compacted, {vacuum} "
+            f"({upkeep.seconds:.1f} s)",
             file=sys.stderr,
         )
 

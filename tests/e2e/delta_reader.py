@@ -22,8 +22,9 @@ CHECKSUM = (
     "select concat(count(*), ':', cast(sum(cast(xxhash64(to_json(struct(*))) as decimal(38, 0)))"
     " as string)) as checksum from {relation}"
 )
-# Between rounds of reads: the run being watched keeps most of the cores.
-PAUSE_SECONDS = 5.0
+# Between rounds of reads: the runs being watched keep the cores (each lasts a minute or more, so
+# every state still gets read).
+PAUSE_SECONDS = 15.0
 # A notebook's settings for small tables, so that the reader takes little CPU from the run it
 # watches: by default Delta replays a table's log in 50 tasks and an aggregate shuffles into 200.
 SMALL_TABLE_CONF = {

@@ -15,6 +15,8 @@ landing its files again, its full refresh equal to the reference's incremental r
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import shutil
@@ -151,10 +153,10 @@ def after(marker: str, node: str) -> Callable[[str], bool]:
     return reached
 
 
-def cdcw_to_end(pipeline: Pipeline, *args: str) -> str:
-    """`cdcw ARGS` in a child process, which must succeed; returns what it printed."""
+def run_to_end(pipeline: Pipeline, *args: str) -> None:
+    """`cdcw run ARGS` in a child process, which must succeed."""
     done = subprocess.run(
-        [str(CDCW), *args],
+        [str(CDCW), "run", *args],
         env=child_env(pipeline),
         capture_output=True,
         text=True,
@@ -162,11 +164,6 @@ def cdcw_to_end(pipeline: Pipeline, *args: str) -> str:
         check=False,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    return done.stdout
-
-
-def run_to_end(pipeline: Pipeline, *args: str) -> None:
-    cdcw_to_end(pipeline, "run", *args)
 
 
 def warehouse_facts(pipeline: Pipeline) -> dict[str, Any]:
@@ -300,8 +297,8 @@ def interrupted(reference, tmp_path_factory) -> dict[str, Any]:
 
 
 def marts_as_of_runs(pipeline: Pipeline, runs: tuple[int, ...]) -> dict[str, str]:
-    """The checksum of each mart as of each run, by `cdcw dbt show` in a child process (this
-    one must not hold the warehouse's metastore yet); keys `mart@run`."""
+    """The checksum of each mart as of each run, by `cdcw dbt show` (in this process, once the
+    runs and the reader are done with the warehouse); keys `mart@run`."""
     query = " union all ".join(
         CHECKSUM.format(relation=f"{{{{ cdc_as_of_run('{mart}', {run}) }}}}").replace(
             "select ", f"select '{mart}@{run}' as asked, ", 1
@@ -309,8 +306,12 @@ def marts_as_of_runs(pipeline: Pipeline, runs: tuple[int, ...]) -> dict[str, str
         for mart in MARTS
         for run in runs
     )
-    shown = cdcw_to_end(pipeline, "dbt", "show", "--inline", query, "--output", "json", "--quiet")
-    rows = json.loads(shown[shown.index("{") :])["show"]
+    shown = io.StringIO()
+    with contextlib.redirect_stdout(shown):
+        code = pipeline.cdcw("dbt", "show", "--inline", query, "--output", "json", "--quiet")
+    printed = shown.getvalue()
+    assert code == 0, printed[-3000:]
+    rows = json.loads(printed[printed.index("{") :])["show"]
     return {row["asked"]: row["checksum"] for row in rows}
 
 
