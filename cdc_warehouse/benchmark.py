@@ -288,7 +288,12 @@ def run_phase(phase: str, work: Path, result_path: Path, discard_landed: bool = 
             if phase == IDLE_RUN:
                 # The run after the small file's: nothing new to land, so no build.
                 t0 = time.perf_counter()
-                build_new_landings(spark, land(spark, settings.landing_root), [], settings)
+                build_new_landings(
+                    spark,
+                    land(spark, settings.landing_root, settings.partial_line_wait_seconds),
+                    [],
+                    settings,
+                )
                 result["seconds"] = round(time.perf_counter() - t0, 3)
             else:
                 deliveries = manifest["waves"] if phase == "full" else [f"topup-{phase}"]
@@ -296,7 +301,7 @@ def run_phase(phase: str, work: Path, result_path: Path, discard_landed: bool = 
                 for name in deliveries:
                     workload.stage(work / "workload", name, settings.landing_root)
                     t0 = time.perf_counter()
-                    report = land(spark, settings.landing_root)
+                    report = land(spark, settings.landing_root, settings.partial_line_wait_seconds)
                     land_seconds.append(round(time.perf_counter() - t0, 3))
                     print(f"bench: {name}: {report.files} files, {report.lines} lines", flush=True)
                     if discard_landed:

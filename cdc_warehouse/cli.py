@@ -20,6 +20,7 @@ from __future__ import annotations
 import fcntl
 import os
 import sys
+import traceback
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -154,15 +155,21 @@ UNREAD_FILES_SHOWN = 10
 def land_files(spark, settings: Settings) -> LandingReport:
     from cdc_warehouse.landing import UNREAD_TABLE, land
 
-    report = land(spark, settings.landing_root)
+    report = land(spark, settings.landing_root, settings.partial_line_wait_seconds)
     root = settings.landing_root
     landed = (
-        f"landing run {report.landing_run}: {report.files} new files, {report.lines} lines "
-        f"from {root}"
+        f"landing run {report.landing_run}: {report.files} new or grown files, {report.lines} "
+        f"lines from {root}"
         if report.files
         else f"no new files in {root} (the newest landing run is {report.newest_run})"
     )
     print(f"cdcw: {landed}", file=sys.stderr)
+    for path in report.conflicts:
+        print(
+            f"cdcw: warning: {path.relative_to(root)} changed after it was landed; what changed "
+            "is not landed (a row in cdc_quarantine says what)",
+            file=sys.stderr,
+        )
     if report.unread:
         shown = [str(path.relative_to(root)) for path in report.unread[:UNREAD_FILES_SHOWN]]
         more = len(report.unread) - len(shown)
@@ -361,6 +368,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     except JarsMissing as exc:
         print(f"cdcw: {exc}", file=sys.stderr)
         return 1
+    except Exception as exc:  # anything else: one sentence here, the traceback in a file
+        print(f"cdcw: {failure_sentence(exc, settings)}", file=sys.stderr)
+        return UNEXPECTED_FAILURE
+
+
+# Exit code of a failure no rule foresaw (a Spark or file system error, a bug).
+UNEXPECTED_FAILURE = 4
+# How much of an exception's first line the sentence quotes (Spark's run to pages).
+QUOTED_CHARS = 300
+
+
+def failure_sentence(exc: BaseException, settings: Settings) -> str:
+    """What failed, in one sentence, and where its traceback was written (beside dbt's logs,
+    replaced by the next failure)."""
+    first_line = (str(exc).strip().splitlines() or [""])[0]
+    if len(first_line) > QUOTED_CHARS:
+        first_line = first_line[:QUOTED_CHARS] + "..."
+    log = settings.dbt_dir / "logs" / "cdcw-failure.log"
+    try:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text("".join(traceback.format_exception(exc)))
+        where = f"the traceback is in {log}"
+    except OSError:
+        where = "its traceback could not be written"
+    return f"failed with {type(exc).__name__}: {first_line} ({where})"
 
 
 if __name__ == "__main__":

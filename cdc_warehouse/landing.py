@@ -1,8 +1,18 @@
 """Landing: new files under the landing root become rows of one raw table per source family.
 
 Each line lands once, with its file, line number, landing run and time. A manifest of landed
-files makes a run read only files it has not seen; the landing *run* number gives the order
+files makes a run read only what it has not seen; the landing *run* number gives the order
 the pgoutput log rule needs (runs in order, then files by path, then lines).
+
+Writers may append to a file (a slot reader, `kcat` into one file): a JSONL file that grew
+lands its new complete lines in a later run, numbered on from the lines already landed. A last
+line without its newline is being written: it is held back until it is complete, or until the
+file has not changed for CDC_PARTIAL_LINE_WAIT_SECONDS (then it lands as it is). A file whose
+landed bytes changed (rewritten, cut short; a gzip or Avro file changed at all) is a conflict:
+what changed is not landed, and the run reports it once, as a quarantine row naming the file
+(line 0) and a warning in its output. The manifest keeps, per landing of a file, the bytes and
+line positions landed through, the file's modification time and a fingerprint of its first and
+last landed bytes.
 
 A run commits once per family (one Delta append each), then the manifest; the manifest's
 commit is the run's. A run killed in between left some families' lines under a run number the
@@ -14,7 +24,9 @@ the manifest lists (macros/source_family.sql), so a build never sees half a land
 
 from __future__ import annotations
 
+import hashlib
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -60,8 +72,10 @@ class Family:
 
 
 # Spark reads a gzip file's lines as those of the file it holds (by its .gz name); such a file
-# cannot be split, so it keeps a partition of its own and its line numbers stay exact.
-JSONL = (".jsonl", ".jsonl.gz")
+# cannot be split, so it keeps a partition of its own and its line numbers stay exact. Only a
+# plain JSONL file can grow by appended lines; gzip and Avro files are written whole.
+GROWING = ".jsonl"
+JSONL = (GROWING, ".jsonl.gz")
 FAMILIES: tuple[Family, ...] = (
     Family("spanner", JSONL, {}),
     Family("datastream", JSONL, {".avro": avro_file_events}),
@@ -76,11 +90,23 @@ class LandingReport:
     files: int
     lines: int
     unread: tuple[Path, ...]
+    # Landed files whose landed bytes changed since: reported, not landed.
+    conflicts: tuple[Path, ...] = ()
 
     @property
     def newest_run(self) -> int:
         """The newest landing run the warehouse holds after this one (0: none yet)."""
         return self.landing_run if self.files else self.landing_run - 1
+
+
+# What the manifest keeps of a file at each landing beside the bytes landed through
+# (size_bytes): the line positions landed through, the file's modification time (microseconds
+# since the epoch, as the file system tells it) and a fingerprint of the landed bytes.
+MANIFEST_FILE_STATE = ("line_count bigint", "modified_us bigint", "fingerprint string")
+MANIFEST_COLUMNS = (
+    "family string, source_name string, file_path string, size_bytes bigint, "
+    "landed_at timestamp, landing_run bigint, " + ", ".join(MANIFEST_FILE_STATE)
+)
 
 
 def ensure_raw_tables(spark: SparkSession) -> None:
@@ -91,6 +117,11 @@ def ensure_raw_tables(spark: SparkSession) -> None:
               landed_at timestamp, landing_run bigint)
             using delta"""
     )
+    # Added to the manifest of earlier versions too (null on their rows).
+    have = set(spark.table(MANIFEST_TABLE).columns)
+    missing = [column for column in MANIFEST_FILE_STATE if column.split()[0] not in have]
+    if missing:
+        spark.sql(f"alter table {MANIFEST_TABLE} add columns ({', '.join(missing)})")
     spark.sql(
         f"""create table if not exists {UNREAD_TABLE} (
               file_path string, size_bytes bigint, seen_at timestamp, landing_run bigint)
@@ -169,20 +200,210 @@ def _next_landing_run(spark: SparkSession) -> int:
     return newest_landing_run(spark) + 1
 
 
-def _landed_paths(spark: SparkSession, family: Family) -> set[str]:
-    rows = spark.sql(
-        f"select file_path from {MANIFEST_TABLE} where family = '{family.name}'"
-    ).collect()
-    return {row.file_path for row in rows}
+FINGERPRINT_BYTES = 64 * 1024
+READ_CHUNK_BYTES = 8 * 1024 * 1024
 
 
-def _uncommitted_files(spark: SparkSession, family: Family, run: int) -> list[tuple[str, str]]:
-    """(source_name, file_path) of the files whose lines an interrupted landing of `run`
-    committed to the family's table before the manifest recorded them."""
+@dataclass(frozen=True)
+class FileState:
+    """What a landing records of a file: the bytes and (for a plain JSONL file) the line
+    positions landed through, its modification time and the fingerprint of the landed bytes.
+    Rows of earlier versions carry the size only."""
+
+    size_bytes: int
+    line_count: int | None = None
+    modified_us: int | None = None
+    fingerprint: str | None = None
+
+
+@dataclass(frozen=True)
+class Arrival:
+    """A file's lines a run lands: the positions after `after_line`, through `through_line`
+    (None: every line Spark reads, for gzip and Avro files, which are written whole)."""
+
+    source_name: str
+    path: Path
+    after_line: int
+    through_line: int | None
+    state: FileState
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """A landed file whose landed bytes changed: reported once, with the state it has now."""
+
+    source_name: str
+    path: Path
+    reason: str
+    state: FileState
+
+
+def fingerprint(path: Path, size: int) -> str:
+    """SHA-256 of the first `size` bytes' length, first and last FINGERPRINT_BYTES: a rewrite or
+    a cut shows there in most cases, at a bounded read per check."""
+    digest = hashlib.sha256(str(size).encode())
+    with path.open("rb") as handle:
+        digest.update(handle.read(min(size, FINGERPRINT_BYTES)))
+        tail_start = max(FINGERPRINT_BYTES, size - FINGERPRINT_BYTES)
+        if tail_start < size:
+            handle.seek(tail_start)
+            digest.update(handle.read(size - tail_start))
+    return digest.hexdigest()
+
+
+def complete_lines(
+    path: Path, start: int, size: int, lines_before: int, finished: bool
+) -> tuple[int, int]:
+    """(bytes, line positions) of the file through its last complete line, reading its bytes
+    [start, size) on from `lines_before` positions. Spark numbers lines the same way: a position
+    per newline, and one for a last line without its own. That last line is left out as still
+    being written unless `finished`."""
+    newlines, complete_end, position = 0, start, start
+    with path.open("rb") as handle:
+        handle.seek(start)
+        while position < size:
+            chunk = handle.read(min(READ_CHUNK_BYTES, size - position))
+            if not chunk:
+                break
+            count = chunk.count(b"\n")
+            if count:
+                newlines += count
+                complete_end = position + chunk.rindex(b"\n") + 1
+            position += len(chunk)
+    if finished and position > complete_end:
+        return position, lines_before + newlines + 1
+    return complete_end, lines_before + newlines
+
+
+def bytes_through_line(path: Path, line: int) -> int:
+    """The bytes of a file's first `line` line positions (all of it if it has fewer)."""
+    seen, position = 0, 0
+    with path.open("rb") as handle:
+        while chunk := handle.read(READ_CHUNK_BYTES):
+            count = chunk.count(b"\n")
+            if seen + count >= line:
+                end = -1
+                for _ in range(line - seen):
+                    end = chunk.index(b"\n", end + 1)
+                return position + end + 1
+            seen += count
+            position += len(chunk)
+    return position
+
+
+def _modified_us(stat: os.stat_result) -> int:
+    return stat.st_mtime_ns // 1000
+
+
+def _finished(stat: os.stat_result, wait_seconds: int, now_us: int) -> bool:
+    """Whether a file has not changed for `wait_seconds`: its writer is done with it."""
+    return now_us - _modified_us(stat) >= wait_seconds * 1_000_000
+
+
+def _landed_states(spark: SparkSession, family: Family) -> dict[str, FileState]:
+    """The state of each of the family's landed files after its newest landing."""
     rows = spark.sql(
-        f"select distinct source_name, file_path from {family.table} where landing_run = {run}"
+        f"""select file_path, max_by(
+                  struct(size_bytes, line_count, modified_us, fingerprint), landing_run
+              ) as state
+            from {MANIFEST_TABLE} where family = '{family.name}' group by file_path"""
     ).collect()
-    return [(row.source_name, row.file_path) for row in rows]
+    return {
+        row.file_path: FileState(
+            row.state.size_bytes or 0,
+            row.state.line_count,
+            row.state.modified_us,
+            row.state.fingerprint,
+        )
+        for row in rows
+    }
+
+
+def _state_now(path: Path, stat: os.stat_result, finished: bool) -> FileState:
+    """The state a landing of the whole file would record now."""
+    if not path.name.endswith(GROWING):
+        size = stat.st_size
+        return FileState(size, None, _modified_us(stat), fingerprint(path, size))
+    end, lines = complete_lines(path, 0, stat.st_size, 0, finished)
+    return FileState(end, lines, _modified_us(stat), fingerprint(path, end))
+
+
+def plan_landing(
+    files: list[tuple[str, Path]],
+    landed: dict[str, FileState],
+    wait_seconds: int,
+    now_us: int,
+) -> tuple[list[Arrival], list[Conflict]]:
+    """What a run lands of each file, and which landed files changed. A plain JSONL file whose
+    landed bytes are unchanged lands its lines appended since; its last line without a newline
+    waits until the file has not changed for `wait_seconds`."""
+    arrivals, conflicts = [], []
+    for source, path in files:
+        try:
+            stat = path.stat()
+        except FileNotFoundError:  # removed since it was listed: nothing of it to land
+            continue
+        size, modified = stat.st_size, _modified_us(stat)
+        known = landed.get(str(path))
+        if known is not None and known.size_bytes == size and known.modified_us in (modified, None):
+            continue  # unchanged since its landing (rows of earlier versions: same size)
+        finished = _finished(stat, wait_seconds, now_us)
+        grows = path.name.endswith(GROWING)
+        if known is None:
+            start, lines_before = 0, 0
+        elif grows and size >= known.size_bytes and _landed_bytes_unchanged(path, known):
+            start = known.size_bytes
+            lines_before = known.line_count
+            if lines_before is None:  # landed by an earlier version, whole
+                lines_before = complete_lines(path, 0, start, 0, True)[1]
+        else:
+            now = "cut to" if size < known.size_bytes else "changed, now"
+            reason = (
+                f"the file changed after it was landed ({known.size_bytes} bytes landed, {now} "
+                f"{size} bytes): what changed is not landed"
+            )
+            conflicts.append(Conflict(source, path, reason, _state_now(path, stat, finished)))
+            continue
+        if not grows:
+            state = FileState(size, None, modified, fingerprint(path, size))
+            arrivals.append(Arrival(source, path, 0, None, state))
+            continue
+        end, lines = complete_lines(path, start, size, lines_before, finished)
+        if end > start:
+            state = FileState(end, lines, modified, fingerprint(path, end))
+            arrivals.append(Arrival(source, path, lines_before, lines, state))
+    return arrivals, conflicts
+
+
+def _landed_bytes_unchanged(path: Path, known: FileState) -> bool:
+    """Whether the bytes a file had when it was landed are still its first bytes (rows of
+    earlier versions have no fingerprint: their files are taken as unchanged)."""
+    return known.fingerprint is None or fingerprint(path, known.size_bytes) == known.fingerprint
+
+
+def _resumed_files(spark: SparkSession, family: Family, run: int) -> list[tuple[str, Path, int]]:
+    """(source_name, path, last line position) of the files whose lines an interrupted landing
+    of `run` committed to the family's table before the manifest recorded them."""
+    rows = spark.sql(
+        f"""select source_name, file_path, max(line_number) as last_line
+            from {family.table} where landing_run = {run}
+            group by source_name, file_path"""
+    ).collect()
+    return [(row.source_name, Path(row.file_path), row.last_line) for row in rows]
+
+
+def _resumed_state(path: Path, last_line: int, wait_seconds: int, now_us: int) -> FileState:
+    """The state of a file an interrupted landing committed: a JSONL file through the last line
+    it landed (lines after it land in the next run), any other file whole; a file that is gone
+    is recorded by name only."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return FileState(0)
+    if not path.name.endswith(GROWING) or last_line == 0:
+        return _state_now(path, stat, _finished(stat, wait_seconds, now_us))
+    end = bytes_through_line(path, last_line)
+    return FileState(end, last_line, _modified_us(stat), fingerprint(path, end))
 
 
 def _local_path(uri: Column) -> Column:
@@ -205,10 +426,10 @@ TARGET_OUTPUT_BYTES = 128 * 1024 * 1024
 MIN_OUTPUT_FILES = 2
 
 
-def _output_files(files: list[tuple[str, Path]], sizes: dict[Path, int]) -> int:
+def _output_files(arrivals: list[Arrival]) -> int:
     """Fewer, larger output files than one per landed file, and never more than the files."""
-    total_bytes = sum(sizes[path] for _, path in files)
-    return min(len(files), max(MIN_OUTPUT_FILES, -(-total_bytes // TARGET_OUTPUT_BYTES)))
+    total_bytes = sum(arrival.state.size_bytes for arrival in arrivals)
+    return min(len(arrivals), max(MIN_OUTPUT_FILES, -(-total_bytes // TARGET_OUTPUT_BYTES)))
 
 
 @contextmanager
@@ -228,19 +449,21 @@ def _one_partition_per_file(spark: SparkSession, largest_file: int) -> Iterator[
             spark.conf.set(key, value)
 
 
-def _text_lines(
-    spark: SparkSession,
-    files: list[tuple[str, Path]],
-    sizes: dict[Path, int],
-) -> DataFrame:
+def _text_lines(spark: SparkSession, arrivals: list[Arrival]) -> DataFrame:
     """Spark streams each file line by line (memory does not grow with file size), one file per
-    partition, so a line's position in its partition is its exact line number; blank lines carry
-    no event and are not kept. Call under _one_partition_per_file."""
-    source_by_path = spark.createDataFrame(
-        [(str(path), source) for source, path in files], "path string, source_name string"
+    partition, so a line's position in its partition is its exact line number; each file keeps
+    the positions its arrival lands (a grown file's new lines; a line being written stays for a
+    later run), and blank lines carry no event and are not kept. Call under
+    _one_partition_per_file."""
+    landed_lines = spark.createDataFrame(
+        [
+            (str(arrival.path), arrival.source_name, arrival.after_line, arrival.through_line)
+            for arrival in arrivals
+        ],
+        "path string, source_name string, after_line bigint, through_line bigint",
     )
     # file: URIs, so that a cluster whose default file system is HDFS reads the local files.
-    uris = [f"file://{path}" for _, path in files]
+    uris = [f"file://{arrival.path}" for arrival in arrivals]
     numbered = spark.read.text(uris, lineSep="\n").select(
         _local_path(F.col("_metadata.file_path")).alias("path"),
         (F.monotonically_increasing_id().bitwiseAND(ROW_POSITION_BITS) + 1).alias("line_number"),
@@ -249,7 +472,11 @@ def _text_lines(
     # Coalescing keeps the numbering, which was taken per input partition.
     return (
         numbered.where(F.trim("line") != "")
-        .join(F.broadcast(source_by_path), "path")
+        .join(F.broadcast(landed_lines), "path")
+        .where(
+            (F.col("line_number") > F.col("after_line"))
+            & (F.col("through_line").isNull() | (F.col("line_number") <= F.col("through_line")))
+        )
         .select(
             "source_name",
             F.col("path").alias("file_path"),
@@ -257,33 +484,48 @@ def _text_lines(
             "line",
             F.lit(None).cast("string").alias("load_error"),
         )
-        .coalesce(_output_files(files, sizes))
+        .coalesce(_output_files(arrivals))
     )
 
 
-def _record_lines(
-    spark: SparkSession,
-    files: list[tuple[str, Path]],
-    sizes: dict[Path, int],
-    reader: RecordReader,
-) -> DataFrame:
+def _record_lines(spark: SparkSession, arrivals: list[Arrival], reader: RecordReader) -> DataFrame:
     """Record files are decoded by Spark's Python workers, each file streamed in bounded
     batches: neither the driver nor a worker holds a whole file, and files share the cores."""
     paths = spark.createDataFrame(
-        [(source, str(path)) for source, path in files], "source_name string, file_path string"
+        [(arrival.source_name, str(arrival.path)) for arrival in arrivals],
+        "source_name string, file_path string",
     )
-    return paths.repartition(_output_files(files, sizes)).mapInArrow(
+    return paths.repartition(_output_files(arrivals)).mapInArrow(
         record_lines_mapper(reader), RECORD_LINE
+    )
+
+
+def _conflict_lines(spark: SparkSession, conflicts: list[Conflict]) -> DataFrame:
+    """One line per changed file, at line 0 (the file itself), its reason the quarantine's."""
+    return spark.createDataFrame(
+        [(c.source_name, str(c.path), 0, None, c.reason) for c in conflicts], RECORD_LINE
+    )
+
+
+def _manifest_row(
+    family: Family, source: str, path: Path, state: FileState, landed_at: datetime, run: int
+) -> tuple:
+    return (
+        family.name,
+        source,
+        str(path),
+        state.size_bytes,
+        landed_at,
+        run,
+        state.line_count,
+        state.modified_us,
+        state.fingerprint,
     )
 
 
 def _record_manifest(spark: SparkSession, rows: list[tuple]) -> None:
     """The run's commit: from now on its files count as landed and models read its lines."""
-    spark.createDataFrame(
-        rows,
-        "family string, source_name string, file_path string, size_bytes bigint, "
-        "landed_at timestamp, landing_run bigint",
-    ).write.insertInto(MANIFEST_TABLE)
+    spark.createDataFrame(rows, MANIFEST_COLUMNS).write.insertInto(MANIFEST_TABLE)
 
 
 def _lines_of_run(spark: SparkSession, family: Family, run: int) -> int:
@@ -298,40 +540,52 @@ def _size_now(path: Path) -> int | None:
         return None
 
 
-def land(spark: SparkSession, landing_root: Path) -> LandingReport:
-    """Append every not-yet-landed file's lines to its family's raw table, then record the
-    files in the manifest; finish first what an interrupted run of the same number began."""
+def land(spark: SparkSession, landing_root: Path, partial_line_wait_seconds: int) -> LandingReport:
+    """Append each file's not-yet-landed lines to its family's raw table and report the landed
+    files that changed, then record them all in the manifest; finish first what an interrupted
+    run of the same number began."""
     ensure_raw_tables(spark)
     run = _next_landing_run(spark)
     tag_commits(spark, run)
     landed_at = datetime.now(UTC).replace(tzinfo=None)
+    now_us = time.time_ns() // 1000
     manifest_rows = []
     total_lines = 0
+    conflicted: list[Path] = []
     for family in FAMILIES:
-        resumed = _uncommitted_files(spark, family, run)
+        resumed = _resumed_files(spark, family, run)
         manifest_rows.extend(
-            (family.name, source, path, _size_now(Path(path)), landed_at, run)
-            for source, path in resumed
+            _manifest_row(
+                family,
+                source,
+                path,
+                _resumed_state(path, last_line, partial_line_wait_seconds, now_us),
+                landed_at,
+                run,
+            )
+            for source, path, last_line in resumed
         )
-        known = _landed_paths(spark, family) | {path for _, path in resumed}
-        new_files = [
-            (source, path)
-            for source, path in list_family_files(landing_root, family)
-            if str(path) not in known
-        ]
-        if not new_files:
+        resumed_paths = {str(path) for _, path, _ in resumed}
+        arrivals, conflicts = plan_landing(
+            [f for f in list_family_files(landing_root, family) if str(f[1]) not in resumed_paths],
+            _landed_states(spark, family),
+            partial_line_wait_seconds,
+            now_us,
+        )
+        if not arrivals and not conflicts:
             if resumed:
                 total_lines += _lines_of_run(spark, family, run)
             continue
-        sizes = {path: path.stat().st_size for _, path in new_files}
         frames = []
-        text_files = [f for f in new_files if f[1].name.endswith(family.text_suffixes)]
-        if text_files:
-            frames.append(_text_lines(spark, text_files, sizes))
+        text = [a for a in arrivals if a.path.name.endswith(family.text_suffixes)]
+        if text:
+            frames.append(_text_lines(spark, text))
         for suffix, reader in family.record_readers.items():
-            record_files = [f for f in new_files if f[1].name.endswith(suffix)]
-            if record_files:
-                frames.append(_record_lines(spark, record_files, sizes, reader))
+            records = [a for a in arrivals if a.path.name.endswith(suffix)]
+            if records:
+                frames.append(_record_lines(spark, records, reader))
+        if conflicts:
+            frames.append(_conflict_lines(spark, conflicts))
         lines = frames[0]
         for frame in frames[1:]:
             lines = lines.unionByName(frame)
@@ -341,17 +595,26 @@ def land(spark: SparkSession, landing_root: Path) -> LandingReport:
             F.lit(landed_at).alias("landed_at"),
             F.lit(run).cast("bigint").alias("landing_run"),
         )
-        with _one_partition_per_file(spark, max(sizes.values())):
+        # Twice the largest size seen: a file that grows before Spark lists it stays whole.
+        largest = max((_size_now(a.path) or 0 for a in arrivals), default=0)
+        with _one_partition_per_file(spark, 2 * largest):
             batch.write.insertInto(family.table)
         total_lines += _lines_of_run(spark, family, run)
         manifest_rows.extend(
-            (family.name, source, str(path), sizes[path], landed_at, run)
-            for source, path in new_files
+            _manifest_row(family, a.source_name, a.path, a.state, landed_at, run) for a in arrivals
         )
+        manifest_rows.extend(
+            _manifest_row(family, c.source_name, c.path, c.state, landed_at, run) for c in conflicts
+        )
+        conflicted.extend(c.path for c in conflicts)
     if manifest_rows:
         _record_manifest(spark, manifest_rows)
     unread = unread_files(landing_root)
     _record_unread(spark, unread, run, landed_at)
     return LandingReport(
-        landing_run=run, files=len(manifest_rows), lines=total_lines, unread=tuple(unread)
+        landing_run=run,
+        files=len(manifest_rows),
+        lines=total_lines,
+        unread=tuple(unread),
+        conflicts=tuple(conflicted),
     )

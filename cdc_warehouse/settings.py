@@ -30,6 +30,10 @@ SQL_CONF_SETTING = "CDC_SQL_CONF"
 # Runtime SQL settings only: they reach every target, a Spark Connect server's session included.
 SQL_CONF_PREFIXES = ("spark.sql.", "spark.databricks.delta.")
 DEFAULT_RETENTION_HOURS = 168
+# A file's last line without its newline is held back as being written, until the file has not
+# changed for this long (then it lands as it is): a writer stops mid-line for seconds at most.
+PARTIAL_LINE_WAIT = "CDC_PARTIAL_LINE_WAIT_SECONDS"
+DEFAULT_PARTIAL_LINE_WAIT_SECONDS = 300
 
 # JDBC metastores whose driver class (and, for PostgreSQL, Debian's jar) we know.
 JDBC_DRIVERS = {
@@ -103,6 +107,8 @@ class Settings:
     retention_hours: int = DEFAULT_RETENTION_HOURS
     # CDC_SQL_CONF: Spark SQL settings over the project's own (spark.SQL_CONF), in order.
     sql_conf: tuple[tuple[str, str], ...] = ()
+    # CDC_PARTIAL_LINE_WAIT_SECONDS: how long an unchanged file's unfinished last line waits.
+    partial_line_wait_seconds: int = DEFAULT_PARTIAL_LINE_WAIT_SECONDS
 
     @property
     def table_schemas(self) -> tuple[str, ...]:
@@ -238,6 +244,13 @@ def _retention_hours(value: str) -> int:
     return int(text)
 
 
+def _partial_line_wait_seconds(value: str) -> int:
+    text = value.strip() or str(DEFAULT_PARTIAL_LINE_WAIT_SECONDS)
+    if not text.isdigit():
+        raise SettingsError(f"{PARTIAL_LINE_WAIT} must be a whole number of seconds, not {value!r}")
+    return int(text)
+
+
 def _sql_conf(value: str) -> tuple[tuple[str, str], ...]:
     """`key=value` pairs separated by `;`, e.g. `spark.sql.shuffle.partitions=200`."""
     pairs = []
@@ -309,4 +322,5 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         class_archive_dir=archive_dir(env),
         retention_hours=_retention_hours(env.get(RETENTION_HOURS, "")),
         sql_conf=_sql_conf(env.get(SQL_CONF_SETTING, "")),
+        partial_line_wait_seconds=_partial_line_wait_seconds(env.get(PARTIAL_LINE_WAIT, "")),
     )

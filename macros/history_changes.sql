@@ -60,84 +60,136 @@
             partition by source_system, source_name, source_table, key_json
         ) as key_has_unknown_values
     from (
-        -- A backfill read is placed by its source time among the key's CDC changes, which keep
-        -- their source position order: mono_ts is the running maximum source time along it.
         select
-            *,
-            case
-                when is_backfill then order_ts
-                else max(case when not is_backfill then order_ts end) over (
-                    partition by source_system, source_name, source_table, key_json
-                    order by sort_pos, event_id
-                    rows between unbounded preceding and current row
-                )
-            end as mono_ts,
-            not is_context
-            and op != 'delete'
-            and image_has_unknown_values as has_unknown_values
+            * except (has_unknown_values, is_completed),
+            has_unknown_values or (
+                is_completed
+                and not is_context
+                and op != 'delete'
+                and exists(map_values(row_image), column_value -> column_value is null)
+            ) as has_unknown_values
         from (
-            -- The first delivery of an event is the one ordered first among its copies;
-            -- ordering the copies side by side under the key keeps one shuffle for the chain.
-            select
-                *,
-                not (
-                    event_id <=> lag(event_id) over (
-                        partition by source_system, source_name, source_table, key_json
-                        order by event_id, landing_run, file_path, line_number
+            -- A Spanner image names the columns its record carries: the table's others, as known
+            -- when this runs, are there with no value, for the key's earlier changes to complete.
+            -- The key's rows then reflect the run that brought the newest of them.
+            select /*+ broadcast(table_columns) */
+                placed_changes.* except (row_image, last_landing_run),
+                greatest(
+                    placed_changes.last_landing_run, table_columns.newest_landing_run
+                ) as last_landing_run,
+                table_columns.column_names is not null as is_completed,
+                case
+                    when table_columns.column_names is null then placed_changes.row_image
+                    else map_from_entries(
+                        transform(
+                            array_union(
+                                map_keys(placed_changes.row_image), table_columns.column_names
+                            ),
+                            column_name -> struct(
+                                column_name, try_element_at(placed_changes.row_image, column_name)
+                            )
+                        )
                     )
-                ) as is_first_delivery,
-                max(landing_run) over (
-                    partition by source_system, source_name, source_table, key_json
-                ) as last_landing_run
+                end as row_image
             from (
-                {{ keyed_changes }}
-                union all
-                -- A truncate deletes every key of its table at its position.
+                -- A backfill read is placed by its source time among the key's CDC changes, which
+                -- keep their source position order: mono_ts is the running maximum source time
+                -- along it.
                 select
-                    table_keys.source_system,
-                    table_keys.source_name,
-                    table_keys.source_table,
-                    table_keys.key_json,
-                    'delete' as op,
-                    map_from_arrays(array(), array()) as row_image,
-                    true as is_full_image,
-                    false as is_backfill,
-                    cast(null as bigint) as order_ts,
-                    truncates.sort_pos,
-                    truncates.committed_at,
-                    truncates.txn_id,
-                    truncates.event_id,
-                    cast(null as string) as file_path,
-                    cast(null as bigint) as line_number,
-                    truncates.landing_run,
-                    false as image_has_unknown_values,
-                    table_keys.key_cohort,
-                    false as is_context
+                    *,
+                    case
+                        when is_backfill then order_ts
+                        else max(case when not is_backfill then order_ts end) over (
+                            partition by source_system, source_name, source_table, key_json
+                            order by sort_pos, event_id
+                            rows between unbounded preceding and current row
+                        )
+                    end as mono_ts,
+                    not is_context
+                    and op != 'delete'
+                    and image_has_unknown_values as has_unknown_values
                 from (
-                    select distinct
-                        source_system, source_name, source_table, key_json, key_cohort
-                    from ({{ keyed_changes }}) as keyed_changes
-                ) as table_keys
-                inner join {{ ref('int_cdc__truncates') }} as truncates
-                    on
-                        table_keys.source_system = truncates.source_system
-                        and table_keys.source_name = truncates.source_name
-                        and table_keys.source_table = truncates.source_table
-                union all
-                -- Changes of the old keys of primary key changes that this run does not
-                -- recompute: read only to complete their successors' values.
-                select {{ broadcast_hint('key_successions', changed_key_count) if is_incremental() }}
-                    change_log.*,
-                    true as is_context
-                from {{ ref('int_cdc__change_log') }} as change_log
-                left semi join (
-                    {{ history_key_successions(changed_keys, touched, changed_keys_hint) }}
-                ) as key_successions
-                    on
-                        {{ predecessor_match }}
-                where {{ context_filter }}
-            ) as changes
-        ) as deliveries
-        where is_first_delivery
-    ) as placed_changes
+                    -- The first delivery of an event is the one ordered first among its copies;
+                    -- ordering the copies side by side under the key keeps one shuffle for the
+                    -- chain.
+                    select
+                        *,
+                        not (
+                            event_id <=> lag(event_id) over (
+                                partition by source_system, source_name, source_table, key_json
+                                order by event_id, landing_run, file_path, line_number
+                            )
+                        ) as is_first_delivery,
+                        max(landing_run) over (
+                            partition by source_system, source_name, source_table, key_json
+                        ) as last_landing_run
+                    from (
+                        {{ keyed_changes }}
+                        union all
+                        -- A truncate deletes every key of its table at its position.
+                        select
+                            table_keys.source_system,
+                            table_keys.source_name,
+                            table_keys.source_table,
+                            table_keys.key_json,
+                            'delete' as op,
+                            map_from_arrays(array(), array()) as row_image,
+                            true as is_full_image,
+                            false as is_backfill,
+                            cast(null as bigint) as order_ts,
+                            truncates.sort_pos,
+                            truncates.committed_at,
+                            truncates.txn_id,
+                            truncates.event_id,
+                            cast(null as string) as file_path,
+                            cast(null as bigint) as line_number,
+                            truncates.landing_run,
+                            false as image_has_unknown_values,
+                            table_keys.key_cohort,
+                            false as is_context
+                        from (
+                            select distinct
+                                source_system, source_name, source_table, key_json, key_cohort
+                            from ({{ keyed_changes }}) as keyed_changes
+                        ) as table_keys
+                        inner join {{ ref('int_cdc__truncates') }} as truncates
+                            on
+                                table_keys.source_system = truncates.source_system
+                                and table_keys.source_name = truncates.source_name
+                                and table_keys.source_table = truncates.source_table
+                        union all
+                        -- Changes of the old keys of primary key changes that this run does not
+                        -- recompute: read only to complete their successors' values.
+                        select {{
+                            broadcast_hint('key_successions', changed_key_count)
+                            if is_incremental()
+                        }}
+                            change_log.*,
+                            true as is_context
+                        from {{ ref('int_cdc__change_log') }} as change_log
+                        left semi join (
+                            {{ history_key_successions(changed_keys, touched, changed_keys_hint) }}
+                        ) as key_successions
+                            on
+                                {{ predecessor_match }}
+                        where {{ context_filter }}
+                    ) as changes
+                ) as deliveries
+                where is_first_delivery
+            ) as placed_changes
+            left join (
+                select
+                    source_name,
+                    source_table,
+                    collect_set(column_name) as column_names,
+                    max(landing_run) as newest_landing_run
+                from {{ ref('int_spanner__table_columns') }}
+                group by source_name, source_table
+            ) as table_columns
+                on
+                    placed_changes.source_system = 'spanner'
+                    and placed_changes.source_name = table_columns.source_name
+                    and placed_changes.source_table = table_columns.source_table
+        ) as completed_changes
+    ) as flagged_changes
 {%- endmacro %}

@@ -2,13 +2,18 @@
     config(
         materialized='incremental',
         incremental_strategy='append',
+        on_schema_change='append_new_columns',
     )
 }}
 
 {#- A primary key change deletes the old key and brings the new one (Debezium: an insert,
-    pgoutput: an update) at the same position of one transaction; when the new key's image leaves values unknown (TOAST), they continue the old
-    key's. The two halves may land in different runs and partitions (Kafka partitions by key),
-    so successions are found whenever either half is new. -#}
+    pgoutput: an update) at the same position of one transaction; when the new key's image
+    leaves values unknown (TOAST), they continue the old key's. The two halves may land in
+    different runs and partitions (Kafka partitions by key), so successions are found whenever
+    either half is new. A key changed again continues the whole chain (A to B, then B to C: C
+    takes B's values from before its change, and those B took from A), so every earlier key of
+    a chain is a row of its own, with the position of the change that ended it: the last
+    value known before that position counts. -#}
 {%- set processed_through = max_processed(this, 'landing_run') if is_incremental() else -1 %}
 {#- A routine run's new changes are few: broadcasting their positions spares shuffling every
     half of the change log, and with none the scan of the old halves is skipped altogether
@@ -18,7 +23,7 @@
     count_rows(ref('int_cdc__change_log'), 'landing_run > ' ~ processed_through)
 ) if is_incremental() else '' %}
 
-with change_log as (
+with recursive change_log as (
     select * from {{ ref('int_cdc__change_log') }}
 ),
 
@@ -65,7 +70,8 @@ deletes as (
     where op = 'delete'
 ),
 
-final as (
+new_links as (
+    -- The primary key changes whose second half this run brings.
     select
         incomplete_images.source_system,
         incomplete_images.source_name,
@@ -97,6 +103,101 @@ final as (
         deletes.key_json,
         deletes.key_cohort,
         incomplete_images.sort_pos
+),
+
+single_changes as (
+    -- Every single primary key change known: earlier runs' (`chain_depth` is null on rows written
+    -- before chains were followed, all of them single changes) and this run's.
+    {%- if is_incremental() %}
+        select
+            source_system,
+            source_name,
+            source_table,
+            key_json,
+            key_cohort,
+            predecessor_key_json,
+            predecessor_key_cohort,
+            sort_pos,
+            landing_run
+        from {{ this }}
+        where coalesce(chain_depth, 1) = 1
+        union all
+    {%- endif %}
+    select * from new_links
+),
+
+chains (
+    source_system,
+    source_name,
+    source_table,
+    key_json,
+    key_cohort,
+    predecessor_key_json,
+    predecessor_key_cohort,
+    sort_pos,
+    landing_run,
+    chain_depth
+) as (
+    -- Each key's earlier keys, back along its chain: the change before a key's change at
+    -- sort_pos is one of the old key's, at an earlier position. Positions fall along a chain, so
+    -- it ends even where a key comes back.
+    select
+        *,
+        1 as chain_depth
+    from single_changes
+    union all
+    select
+        chains.source_system,
+        chains.source_name,
+        chains.source_table,
+        chains.key_json,
+        chains.key_cohort,
+        single_changes.predecessor_key_json,
+        single_changes.predecessor_key_cohort,
+        single_changes.sort_pos,
+        greatest(chains.landing_run, single_changes.landing_run) as landing_run,
+        chains.chain_depth + 1 as chain_depth
+    from chains
+    inner join single_changes
+        on
+            chains.source_system = single_changes.source_system
+            and chains.source_name = single_changes.source_name
+            and chains.source_table = single_changes.source_table
+            and chains.predecessor_key_json = single_changes.key_json
+            and chains.sort_pos > single_changes.sort_pos
+),
+
+successions as (
+    -- A succession is new when the latest change of its chain landed after the last run;
+    -- reached along several chains, it was known as soon as the first had landed. A key is
+    -- never its own predecessor (its own earlier values count anyway).
+    select
+        source_system,
+        source_name,
+        source_table,
+        key_json,
+        key_cohort,
+        predecessor_key_json,
+        predecessor_key_cohort,
+        sort_pos,
+        min(landing_run) as landing_run,
+        min(chain_depth) as chain_depth
+    from chains
+    where predecessor_key_json != key_json
+    group by
+        source_system,
+        source_name,
+        source_table,
+        key_json,
+        key_cohort,
+        predecessor_key_json,
+        predecessor_key_cohort,
+        sort_pos
+),
+
+final as (
+    select * from successions
+    where landing_run > {{ processed_through }}
 )
 
 select * from final

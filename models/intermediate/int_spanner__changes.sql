@@ -7,9 +7,10 @@
 }}
 
 {#- The mods of newly released transactions (int_spanner__transactions) in change-log shape.
-    They take the releasing run as their landing run: that is when they become changes. A
-    partial image also names the table's other columns with no value, to be completed from the
-    key's earlier changes. -#}
+    They take the releasing run as their landing run: that is when they become changes. An
+    image names only the columns its record carries: cdc_history completes it with the table's
+    columns as known when it is built, so that a column first seen in a later run counts in
+    earlier images too, as a full refresh would count it. -#}
 {%- set processed_through = max_processed(this, 'landing_run') if is_incremental() else -1 %}
 {%- set first_runs = distinct_values(
     ref('int_spanner__transactions'), 'first_landing_run', 'landing_run > ' ~ processed_through
@@ -35,15 +36,6 @@ released_mods as (
         and records.landing_run >= {{ first_runs | min if first_runs else 0 }}
 ),
 
-table_columns as (
-    select
-        source_name,
-        source_table,
-        collect_set(column_name) as column_names
-    from {{ ref('int_spanner__table_columns') }}
-    group by source_name, source_table
-),
-
 final as (
     select
         released_mods.source_name,
@@ -62,22 +54,8 @@ final as (
         released_mods.error,
         released_mods.landed_at,
         released_mods.release_run as landing_run,
-        case
-            when released_mods.is_full_image then released_mods.row_image
-            else map_from_entries(
-                transform(
-                    array_union(map_keys(released_mods.row_image), table_columns.column_names),
-                    column_name -> struct(
-                        column_name, try_element_at(released_mods.row_image, column_name)
-                    )
-                )
-            )
-        end as row_image
+        released_mods.row_image
     from released_mods
-    left join table_columns
-        on
-            released_mods.source_name = table_columns.source_name
-            and released_mods.source_table = table_columns.source_table
 )
 
 select * from final

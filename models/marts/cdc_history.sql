@@ -1,5 +1,6 @@
 -- depends_on: {{ ref('int_cdc__key_registry') }}
 -- depends_on: {{ ref('int_cdc__truncates') }}
+-- depends_on: {{ ref('int_spanner__table_columns') }}
 {{
     config(
         materialized='incremental',

@@ -1362,6 +1362,24 @@ def _wave3(offsets: _Offsets, first: _Wave, second: _Wave) -> _Wave:
         "placeholders whose real values landed two waves earlier (body, attachment, "
         "meta from the wave-1 snapshot; tags from wave 2)",
     )
+    # primary key change 30 -> 300: a chain of two (3 -> 30 came in wave 2)
+    pk = {"lsn": 24_760_000, "tx": 9030, "ts": us("09:03:00")}
+    w.change(d1, DOCUMENTS, 1, "d", _k(id=30), before=_key_only(DOCUMENTS, {"id": 30}), **pk)
+    w.tombstone(d1, DOCUMENTS, 1, _k(id=30), pk["ts"])
+    w.change(
+        d0,
+        DOCUMENTS,
+        0,
+        "c",
+        _k(id=300),
+        after=_toasted(300, "Runbook (archived)", "2024-06-03T09:03:00Z"),
+        **pk,
+    )
+    w.note(
+        d0,
+        "primary key change 30 -> 300, the second of a chain (3 -> 30 in wave 2): body, "
+        "attachment and tags are 3's values, which 30 took over; meta is 30's own",
+    )
 
     # ---- products --------------------------------------------------------------------------
     prod = w.file(PRODUCTS, 0)
@@ -1525,6 +1543,21 @@ def _wave3(offsets: _Offsets, first: _Wave, second: _Wave) -> _Wave:
         ts=us("08:45:00"),
     )
     w.note(pr0, "no envelope: placeholders filled from values two waves earlier (snapshot)")
+    # primary key changes 70 -> 700 -> 7000: with 7 -> 70 (its delete just landed), a chain of
+    # three, its last two changes in one run
+    for old, new, lsn, tx, hms in (
+        (70, 700, 10_550_000, 5060, "08:50:00"),
+        (700, 7000, 10_560_000, 5061, "08:51:00"),
+    ):
+        pk = {"lsn": lsn, "tx": tx, "ts": us(hms)}
+        w.change(pr1, PROFILES, 1, "d", _k(id=old), before=_key_only(PROFILES, {"id": old}), **pk)
+        w.tombstone(pr1, PROFILES, 1, _k(id=old), pk["ts"])
+        w.change(pr0, PROFILES, 0, "c", _k(id=new), after=_profile_toasted(new, "ada"), **pk)
+    w.note(
+        pr0,
+        "primary key changes 70 -> 700 -> 7000 after 7 -> 70: 7000's bio is 70's (its wave-3 "
+        "update), its avatar and aliases are 7's, three keys back",
+    )
     return w
 
 

@@ -9,7 +9,7 @@ from decimal import Decimal
 
 import pytest
 
-from tests.conftest import BUILD_WITHOUT_TESTS, Pipeline
+from tests.conftest import Pipeline
 
 from .datastream_oracle import expected_marts
 from .datastream_scenario import build_waves, declared_keys, declared_tables_yaml
@@ -23,7 +23,6 @@ from .marts import (
     run_waves,
     snapshot,
 )
-from .waves import write_wave
 
 # Small key partitions so that a run touches some partitions and not others.
 DBT_VARS = ("--vars", "{cdc_keys_per_partition: 4}")
@@ -102,20 +101,6 @@ def test_incremental_runs_equal_a_full_refresh(waves_run):
     assert pipeline.cdcw("dbt", "build", "--full-refresh", *DBT_VARS) == 0
     refreshed = snapshot(pipeline)
     assert_same_marts(refreshed, snapshots[-1])
-
-
-def test_all_waves_landed_at_once_give_the_same_marts(waves_run, tmp_path):
-    first, snapshots = waves_run
-    single = Pipeline(tmp_path, declared_tables_yaml())
-    for wave in WAVES:
-        write_wave(single.landing_root, wave)
-    assert single.cdcw("run", *DBT_VARS, *BUILD_WITHOUT_TESTS) == 0
-    together = snapshot(single)
-    assert current_facts(together["cdc_current"]) == current_facts(snapshots[-1]["cdc_current"])
-    assert history_facts(together["cdc_history"]) == history_facts(snapshots[-1]["cdc_history"])
-    assert quarantine_facts(together["cdc_quarantine"], single.landing_root) == (
-        quarantine_facts(snapshots[-1]["cdc_quarantine"], first.landing_root)
-    )
 
 
 def test_typed_models_give_real_columns_read_from_row_json(waves_run):

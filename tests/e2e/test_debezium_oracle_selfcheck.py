@@ -464,6 +464,12 @@ def test_scenario_spot_checks() -> None:
     assert col(m2, *docs, '{"id":30}', "tags") == ["ops", "runbook"]
     assert row(m2, *docs, '{"id":3}') is None
     assert len([h for h in m3["cdc_history"] if h["key_json"] == '{"id":30}']) == 1
+    # ... and 30 -> 300 a wave later continues the chain: 3's values, which 30 took over
+    assert row(m3, *docs, '{"id":30}') is None
+    assert col(m3, *docs, '{"id":300}', "body") == "Runbook v2. " * 60
+    assert col(m3, *docs, '{"id":300}', "tags") == ["ops", "runbook"]
+    assert col(m3, *docs, '{"id":300}', "meta") == {"archived": True, "by": "ops"}
+    assert row(m3, *docs, '{"id":300}')["unavailable_columns"] == []
     # unknown columns
     assert row(m2, *docs, '{"id":4}')["unavailable_columns"] == ["attachment", "body", "tags"]
     assert row(m3, *docs, '{"id":4}')["unavailable_columns"] == ["attachment", "tags"]
@@ -505,7 +511,11 @@ def test_scenario_spot_checks() -> None:
     assert row(m2, *profs, '{"id":70}')["unavailable_columns"] == ["aliases", "avatar", "bio"]
     assert row(m2, *profs, '{"id":7}') is not None
     assert row(m3, *profs, '{"id":7}') is None
-    assert col(m3, *profs, '{"id":70}', "aliases") == ["Countess of Lovelace", "A.A.L."]
+    # ... then 70 -> 700 -> 7000: aliases from 7, three keys back; bio from 70's own update
+    assert [row(m3, *profs, key) for key in ('{"id":70}', '{"id":700}')] == [None, None]
+    assert col(m3, *profs, '{"id":7000}', "aliases") == ["Countess of Lovelace", "A.A.L."]
+    assert col(m3, *profs, '{"id":7000}', "bio") == "First programmer. " * 30
+    assert row(m3, *profs, '{"id":7000}')["unavailable_columns"] == []
     assert col(m3, *profs, '{"id":8}', "handle") == "rear.admiral.hopper"
     assert {c["source_name"] for c in m3["cdc_current"]} == {"pg_main", "pg_lite"}
     assert len({(h["source_table"], h["key_json"]) for h in m3["cdc_history"]}) >= 15

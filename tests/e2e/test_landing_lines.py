@@ -1,13 +1,16 @@
 """Landing streams files line by line and still numbers every line exactly: blank lines keep
-their numbers, CRLF endings are stripped, a last line without a newline lands, gzip-compressed
-files land as the lines they hold, and many files of one run share output files without mixing
-up their numbering. A landing cut short is
-finished by the next run under the same run number, no line landed twice."""
+their numbers, CRLF endings are stripped, a last line without a newline lands once its file is
+finished, gzip-compressed files land as the lines they hold, and many files of one run share
+output files without mixing up their numbering. A file that grows lands its new lines, one
+whose landed bytes change is reported once. A landing cut short is finished by the next run
+under the same run number, no line landed twice."""
 
 from __future__ import annotations
 
 import gzip
 import io
+import os
+import time
 from pathlib import Path
 
 import pyarrow
@@ -27,7 +30,11 @@ def write_bytes(pipeline: Pipeline, relative: str, content: bytes) -> str:
     return str(target)
 
 
-def test_every_line_lands_once_with_its_exact_file_and_number(java_available, tmp_path, capsys):
+def test_every_line_lands_once_with_its_exact_file_and_number(
+    java_available, tmp_path, capsys, monkeypatch
+):
+    # Finished files: a last line without its newline lands.
+    monkeypatch.setenv("CDC_PARTIAL_LINE_WAIT_SECONDS", "0")
     pipeline = Pipeline(tmp_path)
     expected = set()
     # More files than output files and cores, of very different sizes, in two sources.
@@ -117,8 +124,83 @@ def test_avro_files_land_record_by_record_in_batches_beside_text_files(java_avai
     assert bad[2:4] == (0, None) and bad[4].startswith("unreadable Avro header: ")
 
 
-class Killed(Exception):
-    """Stands for the process dying at that point."""
+def landed_lines(pipeline: Pipeline, name: str) -> list[tuple[int, str | None, str | None, int]]:
+    """(line number, line, load error, landing run) of one file's landed lines, in order."""
+    return sorted(
+        (row["line_number"], row["line"], row["load_error"], row["landing_run"])
+        for row in pipeline.rows("cdc_raw.datastream_lines")
+        if row["file_path"].endswith(f"/{name}")
+    )
+
+
+def age(path: str, seconds: int) -> None:
+    then = time.time() - seconds
+    os.utime(path, (then, then))
+
+
+def test_a_growing_file_lands_its_new_lines_and_a_changed_one_is_reported_once(
+    java_available, tmp_path, capsys
+):
+    pipeline = Pipeline(tmp_path)
+    grows = write_bytes(pipeline, "datastream/s/grows.jsonl", b'{"n": 1}\n{"n": 2}\n{"n": 3')
+    rewritten = write_bytes(pipeline, "datastream/s/rewritten.jsonl", b'{"r": 1}\n{"r": 2}\n')
+    cut = write_bytes(pipeline, "datastream/s/cut.jsonl", b'{"c": 1}\n{"c": 2}\n')
+    write_bytes(pipeline, "datastream/s/z.jsonl.gz", gzip.compress(b'{"z": 1}\n'))
+    assert pipeline.cdcw("land") == 0
+    # The line still being written waits.
+    assert landed_lines(pipeline, "grows.jsonl") == [
+        (1, '{"n": 1}', None, 1),
+        (2, '{"n": 2}', None, 1),
+    ]
+
+    # Appended: the rest of line 3, a blank line, line 5, and line 6 being written.
+    with open(grows, "ab") as handle:
+        handle.write(b'}\n\n{"n": 5}\n{"n": 6')
+    # Same size, other bytes; shorter; a gzip file written again.
+    write_bytes(pipeline, "datastream/s/rewritten.jsonl", b'{"r": 1}\n{"R": 2}\n')
+    write_bytes(pipeline, "datastream/s/cut.jsonl", b'{"c": 1}\n')
+    write_bytes(pipeline, "datastream/s/z.jsonl.gz", gzip.compress(b'{"z": 1}\n{"z": 2}\n'))
+    capsys.readouterr()
+    assert pipeline.cdcw("land") == 0
+    said = capsys.readouterr().err
+    assert landed_lines(pipeline, "grows.jsonl")[2:] == [
+        (3, '{"n": 3}', None, 2),
+        (5, '{"n": 5}', None, 2),
+    ]
+    for path, now in ((rewritten, "changed, now 18 bytes"), (cut, "cut to 9 bytes")):
+        name = Path(path).name
+        assert f"warning: datastream/s/{name} changed after it was landed" in said, said
+        assert landed_lines(pipeline, name)[0] == (
+            0,
+            None,
+            f"the file changed after it was landed (18 bytes landed, {now}): what changed is "
+            "not landed",
+            2,
+        )
+    # A gzip file is written whole: any change is one.
+    conflict, first = landed_lines(pipeline, "z.jsonl.gz")
+    assert first == (1, '{"z": 1}', None, 1)
+    assert conflict[:2] == (0, None) and conflict[3] == 2
+    assert conflict[2].startswith("the file changed after it was landed (")
+    assert "warning: datastream/s/z.jsonl.gz changed" in said
+    before = pipeline.rows("cdc_raw.datastream_lines")
+
+    # Nothing changed since: nothing lands, nothing is reported again, line 6 still waits.
+    assert pipeline.cdcw("land") == 0
+    assert "warning" not in capsys.readouterr().err
+    assert len(pipeline.rows("cdc_raw.datastream_lines")) == len(before)
+
+    # Unchanged for longer than the wait, the file is finished: its last line lands as it is.
+    age(grows, 301)
+    assert pipeline.cdcw("land") == 0
+    assert landed_lines(pipeline, "grows.jsonl")[4:] == [(6, '{"n": 6', None, 3)]
+    assert len(pipeline.rows("cdc_raw.datastream_lines")) == len(before) + 1
+    assert pipeline.cdcw("land") == 0
+    assert len(pipeline.rows("cdc_raw.datastream_lines")) == len(before) + 1
+
+
+class Killed(BaseException):
+    """Stands for the process dying at that point (no handler of cdcw's sees it)."""
 
 
 @pytest.mark.parametrize("cut", ["after the first family", "before the manifest"])

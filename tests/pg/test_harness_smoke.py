@@ -293,7 +293,9 @@ def test_database_truth_per_wave(captured):
     assert final[ROLLED_BACK_TO_SAVEPOINT_BATCH] == 0
     assert sum(final.values()) == captured["final_bulk_count"]
     docs = {row["id"]: row for row in waves[4]["db_state"]["public.docs"]}
-    assert set(docs) == {"1", "20"} and len(docs["20"]["body"]) == 6400
+    assert set(docs) == {"1", "20", "6001"} and len(docs["20"]["body"]) == 6400
+    first = {row["id"]: row for row in waves[0]["db_state"]["public.docs"]}
+    assert docs["6001"]["body"] == first["6"]["body"] and len(first["6"]["body"]) == 6400
     typed = {row["id"]: row for row in waves[0]["db_state"]["public.typed"]}
     assert typed["1"]["c_int8"] == "9007199254740993"
     assert typed["1"]["c_float8"] == "NaN"

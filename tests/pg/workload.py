@@ -35,15 +35,18 @@ proto_version 3, streaming on, two_phase on. Both pass 'messages' 'on'.
 What happens, wave by wave (both slots see the same changes):
   w1  inserts into every table (TOASTed text, many types, an enum -> Type message), a transactional
       and a non-transactional logical message, a transaction with a replication origin.
-  w2  updates that leave the TOASTed column unchanged ('u'), a primary key change with the TOASTed
-      column unchanged, REPLICA IDENTITY FULL updates/deletes, composite key changes, deletes,
-      TRUNCATE, a large committed transaction (streamed), a large aborted one (streamed, then
-      Stream Abort), PREPARE + COMMIT PREPARED, PREPARE + ROLLBACK PREPARED.
+  w2  updates that leave the TOASTed column unchanged ('u'), primary key changes with the
+      TOASTed column unchanged (one the first of a chain of four, continued in w3 and w4),
+      REPLICA IDENTITY FULL updates/deletes, composite key changes, deletes, TRUNCATE, a large
+      committed transaction (streamed), a large aborted one (streamed, then Stream Abort),
+      PREPARE + COMMIT PREPARED, PREPARE + ROLLBACK PREPARED.
   w3  a large transaction opened in the second session and left OPEN (streamed, not committed),
       a savepoint inside it with more rows, a small transaction PREPAREd and left prepared, a large
-      transaction PREPAREd and left prepared, small transactions interleaved.
+      transaction PREPAREd and left prepared, small transactions interleaved, the chain's second
+      key change.
   w4  ROLLBACK TO SAVEPOINT in the open transaction, more rows in it (so it is streamed again from
-      its start), the small prepared transaction committed, interleaved small transactions.
+      its start), the small prepared transaction committed, interleaved small transactions, the
+      chain's last two key changes.
   w5  a few more rows and COMMIT of the open transaction; COMMIT PREPARED of the large prepared
       one; a final small transaction.
 """
@@ -179,7 +182,8 @@ insert into docs (id, title, body) values
     (1, 'first', {toast_value("doc-1")}),
     (2, 'second', {toast_value("doc-2")}),
     (3, 'third', {toast_value("doc-3")}),
-    (4, 'small', 'short body');
+    (4, 'small', 'short body'),
+    (6, 'sixth', {toast_value("doc-6")});
 
 insert into full_rows values (1, 'one', 10.50), (2, 'two', 20.00), (3, 'three', null);
 
@@ -227,6 +231,8 @@ W2 = f"""
 update docs set title = 'first, retitled', revision = revision + 1 where id = 1;
 -- Primary key change, body untouched.
 update docs set id = 20, title = 'second, new key' where id = 2;
+-- The first of a chain of primary key changes, body untouched all along (waves 2 to 4).
+update docs set id = 60, title = 'sixth, second key' where id = 6;
 delete from docs where id = 3;
 update docs set body = {toast_value("doc-4-new")} where id = 4;
 
@@ -291,6 +297,8 @@ savepoint sp1;
 """
 
 W3_MAIN = f"""
+-- The chain's second key change: 600 takes the body 60 took from 6.
+update docs set id = 600 where id = 60;
 insert into pairs values ('eu', 10, 1);
 begin;
 insert into bulk values (700001, 'w3-prepared-small', 'p');
@@ -309,6 +317,9 @@ rollback to savepoint sp1;
 """
 
 W4_MAIN = """
+-- Two more key changes of the chain in one run: 6001's body is still 6's.
+update docs set id = 6000, title = 'sixth, fourth key' where id = 600;
+update docs set id = 6001 where id = 6000;
 insert into pairs values ('eu', 11, 2);
 commit prepared 'gid_late';
 update full_rows set label = 'one, w4' where id = 1;

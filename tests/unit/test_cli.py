@@ -141,3 +141,21 @@ def test_a_build_chooses_its_families_only_after_a_like_build(tmp_path):
     for chosen in (["--select", "cdc_history"], ["--exclude=stg_spanner__lines"], ["-s", "x"]):
         assert cli.family_selection(no_spark, record, "same", chosen) == []
     assert cli.family_selection(no_spark, record, "same", ["--full-refresh"]) == []
+
+
+def test_an_unforeseen_failure_is_one_sentence_and_exit_4_with_the_traceback_in_a_file(
+    tmp_path, capsys, monkeypatch
+):
+    def broken(argv, settings):
+        raise RuntimeError("[DELTA_SOMETHING] the table is odd\n" + "\tat a.b.C(C.java:1)\n" * 50)
+
+    monkeypatch.setattr(cli, "execute", broken)
+    monkeypatch.setenv("CDC_WAREHOUSE_DIR", str(tmp_path / "warehouse"))
+    assert cli.main(["run"]) == cli.UNEXPECTED_FAILURE == 4
+    said = capsys.readouterr().err
+    log = tmp_path / "warehouse" / "_dbt" / "logs" / "cdcw-failure.log"
+    assert said == (
+        "cdcw: failed with RuntimeError: [DELTA_SOMETHING] the table is odd "
+        f"(the traceback is in {log})\n"
+    )
+    assert "Traceback" in log.read_text() and "C.java:1" in log.read_text()

@@ -1,8 +1,23 @@
-"""Which files a landing run picks up, and how record files stream (no Spark needed)."""
+"""Which files a landing run picks up, which of their lines it lands, which landed files changed,
+and how record files stream (no Spark needed)."""
 
 from __future__ import annotations
 
-from cdc_warehouse.landing import FAMILIES, list_family_files, unread_files
+import os
+
+import pytest
+
+from cdc_warehouse.landing import (
+    FAMILIES,
+    FINGERPRINT_BYTES,
+    FileState,
+    bytes_through_line,
+    complete_lines,
+    fingerprint,
+    list_family_files,
+    plan_landing,
+    unread_files,
+)
 from python_udfs.registry import record_line_batches
 
 DATASTREAM = next(family for family in FAMILIES if family.name == "datastream")
@@ -106,3 +121,121 @@ def test_record_files_stream_through_in_bounded_single_file_batches_keeping_thei
         },
     )
     assert rows == expected
+
+
+def spark_line_positions(data: bytes) -> int:
+    """Line positions as Spark's text reader numbers them: one per newline, and one for a last
+    line without its own."""
+    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"", b"a\n", b"a\nb", b"a\n\n\nb\n", b"\n", b"a\r\nb\r\n", b"x" * 100 + b"\ny"],
+)
+def test_complete_lines_count_as_spark_numbers_and_stop_before_a_line_being_written(tmp_path, data):
+    path = tmp_path / "f.jsonl"
+    path.write_bytes(data)
+    complete = data[: data.rfind(b"\n") + 1]
+    assert complete_lines(path, 0, len(data), 0, False) == (
+        len(complete),
+        spark_line_positions(complete),
+    )
+    assert complete_lines(path, 0, len(data), 0, True) == (len(data), spark_line_positions(data))
+    # Read on from a landed prefix, the count goes on from its positions.
+    cut = len(complete)
+    assert complete_lines(path, cut, len(data), 7, True) == (
+        len(data),
+        7 + spark_line_positions(data[cut:]),
+    )
+
+
+def test_bytes_through_line_finds_the_end_of_a_line(tmp_path):
+    path = tmp_path / "f.jsonl"
+    path.write_bytes(b"a\n\nccc\nd")
+    assert [bytes_through_line(path, line) for line in (1, 2, 3, 4, 9)] == [2, 3, 7, 8, 8]
+
+
+def test_the_fingerprint_sees_the_first_and_last_landed_bytes_only(tmp_path):
+    path = tmp_path / "f.jsonl"
+    data = bytearray(b"x" * (3 * FINGERPRINT_BYTES))
+    path.write_bytes(data)
+    size = len(data)
+    before = fingerprint(path, size)
+    assert fingerprint(path, size - 1) != before
+    for offset, changed in ((0, True), (size - 1, True), (FINGERPRINT_BYTES + 5, False)):
+        altered = bytearray(data)
+        altered[offset] = ord("y")
+        path.write_bytes(altered)
+        assert (fingerprint(path, size) != before) is changed, offset
+    # Bytes appended after the landed ones do not count.
+    path.write_bytes(bytes(data) + b"more\n")
+    assert fingerprint(path, size) == before
+
+
+NOW_US = 2_000_000_000 * 1_000_000
+
+
+def planned(tmp_path, files: dict[str, bytes], landed: dict[str, FileState], wait: int = 300):
+    written = []
+    for name, data in files.items():
+        path = tmp_path / "datastream" / "s" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        os.utime(path, ns=(NOW_US * 1000, NOW_US * 1000))
+        written.append(("s", path))
+    return plan_landing(written, landed, wait, NOW_US + 10_000_000)
+
+
+def test_the_landing_plan_lands_new_and_grown_lines_and_reports_changed_files(tmp_path):
+    def state(name: str, data: bytes, lines: int | None) -> FileState:
+        path = tmp_path / "datastream" / "s" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        return FileState(len(data), lines, NOW_US - 1, fingerprint(path, len(data)))
+
+    landed = {
+        str(tmp_path / "datastream/s" / name): state(name, data, lines)
+        for name, data, lines in (
+            ("grown.jsonl", b"1\n2\n", 2),
+            ("same.jsonl", b"1\n", 1),
+            ("rewritten.jsonl", b"1\n2\n", 2),
+            ("cut.jsonl", b"1\n2\n", 2),
+            ("z.jsonl.gz", b"gz", None),
+        )
+    }
+    # Landed by an earlier version: its size only.
+    landed[str(tmp_path / "datastream/s/old.jsonl")] = FileState(4)
+    arrivals, conflicts = planned(
+        tmp_path,
+        {
+            "new.jsonl": b"a\nb\nc",
+            "grown.jsonl": b"1\n2\n\n4\n5",
+            "same.jsonl": b"1\n",
+            "rewritten.jsonl": b"1\nX\n",
+            "cut.jsonl": b"1\n",
+            "z.jsonl.gz": b"gz2",
+            "old.jsonl": b"1\n2\n3\n",
+            "new.avro": b"avro",
+        },
+        landed,
+    )
+    assert {a.path.name: (a.after_line, a.through_line, a.state.size_bytes) for a in arrivals} == {
+        "new.jsonl": (0, 2, 4),
+        "grown.jsonl": (2, 4, 7),
+        "old.jsonl": (2, 3, 6),
+        "new.avro": (0, None, 4),
+    }
+    assert {c.path.name: c.reason.split("(")[1].split(")")[0] for c in conflicts} == {
+        "rewritten.jsonl": "4 bytes landed, changed, now 4 bytes",
+        "cut.jsonl": "4 bytes landed, cut to 2 bytes",
+        "z.jsonl.gz": "2 bytes landed, changed, now 3 bytes",
+    }
+    # A conflict records the file as it is now, so that it is reported once.
+    rewritten = next(c for c in conflicts if c.path.name == "rewritten.jsonl")
+    assert rewritten.state.size_bytes == 4 and rewritten.state.line_count == 2
+    # Past the wait, a last line without its newline lands as it is.
+    arrivals, _ = planned(tmp_path, {"late.jsonl": b"a\nb"}, {}, wait=5)
+    assert [(a.after_line, a.through_line) for a in arrivals] == [(0, 2)]
+    # A file holding only a line being written has nothing to land yet.
+    assert planned(tmp_path, {"started.jsonl": b'{"a"'}, {}) == ([], [])

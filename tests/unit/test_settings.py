@@ -257,6 +257,14 @@ def test_retention_hours_default_to_deltas_week_and_must_be_whole_hours():
             load_settings({"CDC_RETENTION_HOURS": value})
 
 
+def test_partial_line_wait_defaults_to_five_minutes_and_must_be_whole_seconds():
+    assert load_settings({}).partial_line_wait_seconds == 300
+    assert load_settings({"CDC_PARTIAL_LINE_WAIT_SECONDS": "0"}).partial_line_wait_seconds == 0
+    for value in ("5m", "-1", "0.5"):
+        with pytest.raises(SettingsError, match="CDC_PARTIAL_LINE_WAIT_SECONDS must be a whole"):
+            load_settings({"CDC_PARTIAL_LINE_WAIT_SECONDS": value})
+
+
 def test_the_project_writes_tables_in_the_raw_internal_and_mart_databases():
     assert load_settings({}).table_schemas == ("cdc_raw", "cdc_internal", "default")
     settings = load_settings({"CDC_SCHEMA_PREFIX": "team_a_", "CDC_SCHEMA": "marts"})
