@@ -109,6 +109,8 @@ single_changes as (
     -- Every single primary key change known: earlier runs' (`chain_depth` is null on rows written
     -- before chains were followed, all of them single changes) and this run's.
     {%- if is_incremental() %}
+        {#- A table of an earlier version has no chain_depth yet (dbt adds it after this runs). -#}
+        {%- set known_columns = adapter.get_columns_in_relation(this) | map(attribute='name') %}
         select
             source_system,
             source_name,
@@ -120,7 +122,9 @@ single_changes as (
             sort_pos,
             landing_run
         from {{ this }}
-        where coalesce(chain_depth, 1) = 1
+        {%- if 'chain_depth' in known_columns | list %}
+            where coalesce(chain_depth, 1) = 1
+        {%- endif %}
         union all
     {%- endif %}
     select * from new_links

@@ -124,3 +124,20 @@ def test_a_full_refresh_equals_the_incremental_runs_and_writes_each_key_cohort_o
         counts = files_per_partition(pipeline, table)
         assert len(counts) > 1, table
         assert set(counts.values()) == {1}, (table, counts)
+
+
+def test_key_successions_of_an_earlier_version_gain_their_chains(java_available, tmp_path):
+    """A warehouse built before chains were followed has int_cdc__key_successions without
+    chain_depth: the next run reads it all as single changes and adds the column."""
+    pipeline = Pipeline(tmp_path)
+    spark = pipeline.spark()
+    spark.sql("create database if not exists cdc_internal")
+    spark.sql(
+        """create table cdc_internal.int_cdc__key_successions (
+             source_system string, source_name string, source_table string, key_json string,
+             key_cohort int, predecessor_key_json string, predecessor_key_cohort int,
+             sort_pos string, landing_run bigint)
+           using delta"""
+    )
+    run_waves(pipeline, WAVES[:1], *DBT_VARS, *BUILD_WITHOUT_TESTS)
+    assert "chain_depth" in pipeline.spark().table("cdc_internal.int_cdc__key_successions").columns
