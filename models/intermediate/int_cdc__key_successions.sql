@@ -109,8 +109,6 @@ single_changes as (
     -- Every single primary key change known: earlier runs' (`chain_depth` is null on rows written
     -- before chains were followed, all of them single changes) and this run's.
     {%- if is_incremental() %}
-        {#- A table of an earlier version has no chain_depth yet (dbt adds it after this runs). -#}
-        {%- set known_columns = adapter.get_columns_in_relation(this) | map(attribute='name') %}
         select
             source_system,
             source_name,
@@ -122,7 +120,7 @@ single_changes as (
             sort_pos,
             landing_run
         from {{ this }}
-        {%- if 'chain_depth' in known_columns | list %}
+        {%- if relation_has_column(this, 'chain_depth') %}
             where coalesce(chain_depth, 1) = 1
         {%- endif %}
         union all
