@@ -36,18 +36,27 @@ BUILD_WITHOUT_TESTS = ("--exclude-resource-type", "test")
 LONGEST_MODULES = (
     "tests/e2e/test_run_guarantees.py",
     "tests/e2e/test_spanner_pipeline.py",
+    "tests/e2e/test_datastream_pipeline.py",
+    "tests/e2e/test_debezium_pipeline.py",
+    "tests/e2e/test_all_families.py",
 )
+# The modules that check one warehouse built by every family's waves (tests/e2e/families.py):
+# on one worker, so that it is built once.
+FAMILY_MODULES = LONGEST_MODULES[1:]
 
 
 class ModuleScheduling(LoadScopeScheduling):
     """`make test` spreads the tests over worker processes (pytest-xdist), one test module at a
     time, in collection order (the longest modules first, then the Spark-heavy directories): a
-    module's tests share one pipeline run through all its waves, and the cluster modules, kept
-    together, one embedded reference run. Not `--dist loadgroup`: with pytest 9.2 its groups are
+    module's tests share one pipeline run through all its waves; the family modules, kept
+    together, one run of every family's waves; and the cluster modules, kept together, one
+    embedded reference run. Not `--dist loadgroup`: with pytest 9.2 its groups are
     silently ignored (pytest-dev/pytest-xdist#1386)."""
 
     def _split_scope(self, nodeid: str) -> str:
         module = nodeid.split("::", 1)[0]
+        if module in FAMILY_MODULES:
+            return "tests/e2e families"
         return "tests/cluster" if module.startswith("tests/cluster/") else module
 
 

@@ -1,5 +1,6 @@
 """Spanner end to end: change stream rows of two streams (GoogleSQL and PostgreSQL dialect)
-landed in four waves, the real `cdcw run` after each, and all three marts plus the operator view
+landed in four waves, the real `cdcw run` after each (the other families' waves beside them,
+tests/e2e/families.py), and the Spanner rows of all three marts plus the operator view
 ``cdc_spanner_streams`` compared with the independent oracle: partition splits and merges,
 heartbeat-only and stalled partitions holding the low watermark, transactions spread over
 partitions and waves, all four value capture types, duplicates, bad lines."""
@@ -12,15 +13,12 @@ import pytest
 
 from tests.conftest import BUILD_WITHOUT_TESTS, Pipeline, utc_text
 
+from .families import FAMILY_WAVES, SPANNER_STATUS
 from .marts import as_mart_text, assert_marts_match, assert_same_marts, snapshot
 from .spanner_oracle import expected_marts, expected_stream_status
-from .spanner_scenario import build_waves
 from .test_spanner_oracle_selfcheck import children, data, files, hb, jsonl
 from .waves import write_wave
 
-# Small key partitions so that a run touches some partitions and not others.
-DBT_VARS = ("--vars", "{cdc_keys_per_partition: 3}")
-STATUS_MART = "cdc_spanner_streams"
 # Not applied_transactions: the mart counts a released transaction whose change was quarantined
 # for a value that does not fit, and the oracle drops such a record with its line.
 STATUS_COLUMNS = (
@@ -29,16 +27,7 @@ STATUS_COLUMNS = (
     "incomplete_transactions",
     "waiting_transactions",
 )
-WAVES = build_waves()
-
-
-def read_status(pipeline: Pipeline) -> list[dict[str, Any]] | str:
-    """The operator view's rows, or why it could not be read (kept so that a missing model
-    fails its own tests, not the mart comparisons)."""
-    try:
-        return pipeline.rows(STATUS_MART)
-    except Exception as exc:  # the model may not exist yet
-        return f"{STATUS_MART} could not be read: {exc}"
+WAVES = FAMILY_WAVES["spanner"]
 
 
 def status_facts(rows: list[dict[str, Any]]) -> dict[str, tuple[Any, ...]]:
@@ -58,18 +47,13 @@ def expected_status(wave_count: int) -> dict[str, tuple[Any, ...]]:
 
 
 @pytest.fixture(scope="module")
-def waves_run(tmp_path_factory, java_available):
-    """Land wave after wave, `cdcw run` after each; keep the marts and the status view. The dbt
-    tests run in the last run (its rows) and the full refresh (every row)."""
-    pipeline = Pipeline(tmp_path_factory.mktemp("spanner_waves"))
-    snapshots, statuses = [], []
-    for number, wave in enumerate(WAVES, start=1):
-        write_wave(pipeline.landing_root, wave)
-        tests = () if number == len(WAVES) else BUILD_WITHOUT_TESTS
-        assert pipeline.cdcw("run", *DBT_VARS, *tests) == 0, "cdcw run (land + dbt build) failed"
-        snapshots.append(snapshot(pipeline))
-        statuses.append(read_status(pipeline))
-    return pipeline, snapshots, statuses
+def waves_run(families_run):
+    """The Spanner rows after each wave, and the status view (Spanner's alone) after each."""
+    return (
+        families_run.pipeline,
+        families_run.family_snapshots("spanner"),
+        families_run.statuses[: len(WAVES)],
+    )
 
 
 @pytest.mark.parametrize("wave_count", range(1, len(WAVES) + 1))
@@ -95,7 +79,7 @@ def test_stream_status_matches_oracle_after_each_wave(waves_run, wave_count):
 def test_stream_status_columns_are_typed(waves_run):
     pipeline, _, statuses = waves_run
     assert not isinstance(statuses[-1], str), statuses[-1]
-    types = dict(pipeline.spark().table(STATUS_MART).dtypes)
+    types = dict(pipeline.spark().table(SPANNER_STATUS).dtypes)
     assert types["source_name"] == "string"
     assert types["low_watermark"] == "timestamp"
     assert types["open_partitions"] in ("int", "bigint")
@@ -134,14 +118,6 @@ def test_history_has_versions_from_several_key_partitions(waves_run):
     assert len({row["key_cohort"] for row in snapshots[-1]["cdc_history"]}) >= 4
 
 
-def test_incremental_runs_equal_a_full_refresh(waves_run):
-    pipeline, snapshots, statuses = waves_run
-    assert pipeline.cdcw("dbt", "build", "--full-refresh", *DBT_VARS) == 0
-    refreshed = snapshot(pipeline)
-    assert_same_marts(refreshed, snapshots[-1])
-    assert read_status(pipeline) == statuses[-1]
-
-
 def test_a_run_that_releases_every_waiting_transaction_shows_none(java_available, tmp_path):
     """When a run releases the last pending transaction, the view counts none waiting, not the
     set kept for the run before (an empty set still marks its run). Only the view and what
@@ -161,8 +137,8 @@ def test_a_run_that_releases_every_waiting_transaction_shows_none(java_available
     counts = []
     for wave in (first, second):
         write_wave(pipeline.landing_root, wave)
-        assert pipeline.cdcw("run", "--select", f"+{STATUS_MART}", *BUILD_WITHOUT_TESTS) == 0
-        [row] = pipeline.rows(STATUS_MART)
+        assert pipeline.cdcw("run", "--select", f"+{SPANNER_STATUS}", *BUILD_WITHOUT_TESTS) == 0
+        [row] = pipeline.rows(SPANNER_STATUS)
         counts.append(tuple(row[column] for column in counted))
     assert counts == [(0, 1, 0), (1, 0, 0)]
 

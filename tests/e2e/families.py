@@ -1,0 +1,99 @@
+"""The Spanner, Datastream and Debezium scenarios in one warehouse, run wave by wave: the i-th
+`cdcw run` comes after the i-th wave of every family that has one. Each family's module checks
+its own rows against its oracle after each of its waves (the families share no source, so each
+one's marts are what its oracle derives from its files alone). One build serves three families:
+the fixed cost of a build is most of an end-to-end test's time (docs/benchmarks.md).
+
+The third run joins the keys it recomputes without broadcast hints (`cdc_broadcast_max_rows`
+0), as a large backfill does; the others take the hinted path. The last run also runs the dbt
+tests (on its own rows); the full refresh in tests/e2e/test_all_families.py tests every row."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from tests.conftest import BUILD_WITHOUT_TESTS, Pipeline
+
+from . import datastream_scenario, debezium_scenario, spanner_scenario
+from .marts import snapshot
+from .waves import write_wave
+
+FAMILY_WAVES = {
+    "spanner": spanner_scenario.build_waves(),
+    "datastream": datastream_scenario.build_waves(),
+    "debezium": debezium_scenario.build_waves(),
+}
+RUNS = max(len(waves) for waves in FAMILY_WAVES.values())
+# Small key partitions, so that a run touches some partitions and not others.
+DBT_VARS = ("--vars", "{cdc_keys_per_partition: 3}")
+UNHINTED_RUN = 3
+UNHINTED_VARS = ("--vars", "{cdc_keys_per_partition: 3, cdc_broadcast_max_rows: 0}")
+SPANNER_STATUS = "cdc_spanner_streams"
+# The models that join by what a run changed, and the hints on the joins whose build side is a
+# run's recomputed keys or new changes (`broadcast_hint`); cdc_history's per-table list of
+# unknown columns is bounded by the schema and always broadcast.
+HINTED_MODELS = ("cdc_current", "cdc_history", "int_cdc__key_successions")
+KEY_SET_HINTS = tuple(
+    f"broadcast({relation})"
+    for relation in ("changed_keys", "key_successions", "recomputed_versions", "new_half_positions")
+)
+
+
+def compiled_hinted_sql(pipeline: Pipeline) -> str:
+    """The SQL the last dbt command compiled for HINTED_MODELS."""
+    compiled = pipeline.warehouse_dir / "_dbt" / "target" / "compiled" / "cdc_warehouse" / "models"
+    return "".join(
+        (compiled / folder / f"{model}.sql").read_text()
+        for folder, model in (
+            ("marts", "cdc_current"),
+            ("marts", "cdc_history"),
+            ("intermediate", "int_cdc__key_successions"),
+        )
+    )
+
+
+def read_status(pipeline: Pipeline) -> list[dict[str, Any]] | str:
+    """The Spanner operator view's rows by stream, or why it could not be read (kept so that a
+    missing model fails its own tests, not the mart comparisons)."""
+    try:
+        return sorted(pipeline.rows(SPANNER_STATUS), key=lambda row: row["source_name"])
+    except Exception as exc:  # the model may not exist yet
+        return f"{SPANNER_STATUS} could not be read: {exc}"
+
+
+def of_system(marts: dict[str, list[dict[str, Any]]], system: str) -> dict[str, list[dict]]:
+    return {
+        mart: [row for row in rows if row["source_system"] == system]
+        for mart, rows in marts.items()
+    }
+
+
+@dataclass
+class FamiliesRun:
+    pipeline: Pipeline
+    # The marts and the Spanner status view after each run.
+    snapshots: list[dict[str, list[dict[str, Any]]]]
+    statuses: list[list[dict[str, Any]] | str]
+    # What the unhinted run compiled for HINTED_MODELS.
+    unhinted_sql: str
+
+    def family_snapshots(self, system: str) -> list[dict[str, list[dict[str, Any]]]]:
+        """The family's rows after each of its own waves."""
+        return [of_system(marts, system) for marts in self.snapshots[: len(FAMILY_WAVES[system])]]
+
+
+def run_families(pipeline: Pipeline) -> FamiliesRun:
+    snapshots, statuses, unhinted_sql = [], [], ""
+    for number in range(1, RUNS + 1):
+        for waves in FAMILY_WAVES.values():
+            if number <= len(waves):
+                write_wave(pipeline.landing_root, waves[number - 1])
+        dbt_vars = UNHINTED_VARS if number == UNHINTED_RUN else DBT_VARS
+        tests = () if number == RUNS else BUILD_WITHOUT_TESTS
+        assert pipeline.cdcw("run", *dbt_vars, *tests) == 0, f"cdcw run {number} failed"
+        if number == UNHINTED_RUN:
+            unhinted_sql = compiled_hinted_sql(pipeline)
+        snapshots.append(snapshot(pipeline))
+        statuses.append(read_status(pipeline))
+    return FamiliesRun(pipeline, snapshots, statuses, unhinted_sql)
