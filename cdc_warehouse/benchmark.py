@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from cdc_warehouse import workload
-from cdc_warehouse.settings import DEFAULT_DRIVER_MEMORY, DEFAULT_LOCAL_MASTER
+from cdc_warehouse.settings import DEFAULT_DRIVER_MEMORY, DEFAULT_LOCAL_MASTER, PROJECT_DIR
 
 # The phases that land on a copy of the full build: the two top-ups, then the small file.
 INCREMENTAL_PHASES = (*workload.TOPUP_MODES, workload.SMALL_FILE)
@@ -527,6 +527,8 @@ def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
     ratios = _summary(results, manifest, landed) if "floor" in results else {}
     document = {
         "command": " ".join(["cdcw", "bench", *args.argv]),
+        "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "code": code_revision(PROJECT_DIR),
         "scale": args.scale,
         "seed": args.seed,
         "waves": args.waves,
@@ -554,6 +556,30 @@ def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
     if not (args.keep or reuse):
         _reset(work / "warehouse.base")
     return document
+
+
+def code_revision(project_dir: Path) -> dict[str, Any] | None:
+    """The commit the benchmark ran, and whether files differed from it, so that a result names
+    the code it measured; None outside a git checkout (or without git)."""
+
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(
+                ["git", "-C", str(project_dir), *args],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
+            )
+        except OSError:
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    if commit is None:
+        return None
+    changed = git("status", "--porcelain", "--untracked-files=no")
+    return {"commit": commit, "changed_files": changed != ""}
 
 
 def _reusable_full_build(work: Path) -> bool:

@@ -224,6 +224,40 @@ def history_built_through(spark, settings: Settings) -> int | None:
     return spark.sql(f"select max(last_landing_run) from {history}").first()[0]
 
 
+# What a key without a real one stands on, as the run's warning says it.
+KEYLESS_BASIS_TEXT = {
+    "row_id": "its Oracle ROWID, which changes when the row moves",
+    "whole_row": "the whole row, so an update leaves the old row live",
+}
+
+
+def tables_without_a_real_key(spark, settings: Settings, after_run: int) -> list[tuple[str, ...]]:
+    """(source_name, source_table, key_basis) of the Datastream tables whose events of landing
+    runs after `after_run` had neither a declared key nor one the source named."""
+    from python_udfs.datastream import KEYLESS_BASES
+
+    events = f"{settings.internal_schema}.int_datastream__events"
+    if not spark.catalog.tableExists(events) or "key_basis" not in spark.table(events).columns:
+        return []
+    bases = ", ".join(f"'{basis}'" for basis in KEYLESS_BASES)
+    rows = spark.sql(
+        f"select distinct source_name, source_table, key_basis from {events} "
+        f"where landing_run > {after_run} and key_basis in ({bases}) order by 1, 2, 3"
+    ).collect()
+    return [tuple(row) for row in rows]
+
+
+def keyless_tables_warning(tables: list[tuple[str, ...]], tables_file: Path) -> str:
+    named = "; ".join(
+        f"{source_name} {source_table} (keyed by {KEYLESS_BASIS_TEXT[basis]})"
+        for source_name, source_table, basis in tables
+    )
+    count = f"{len(tables)} Datastream table" + ("s" if len(tables) > 1 else "")
+    return (
+        f"cdcw: warning: {count} without a real key: {named}; declare their keys in {tables_file}"
+    )
+
+
 def tested_through(spark, settings: Settings, last: build_record.BuildRecord | None) -> int | None:
     """The newest landing run whose rows a successful build has tested: cdc_history's newest
     run, unless a build that wrote it was interrupted or failed (then `last`, the record of the
@@ -299,6 +333,9 @@ def build_new_landings(
     if not build(spark, chosen, settings, tested_through(spark, settings, last)):
         return False
     build_record.write(settings.dbt_dir, report.newest_run, digest)
+    keyless = tables_without_a_real_key(spark, settings, last.landing_run if last else 0)
+    if keyless:
+        print(keyless_tables_warning(keyless, settings.tables_file), file=sys.stderr)
     return True
 
 
@@ -318,34 +355,42 @@ def execute(argv: Sequence[str], settings: Settings) -> int:
         print("cdcw: `cdcw dbt` needs a dbt command, e.g. `cdcw dbt build`", file=sys.stderr)
         return 2
     with warehouse_lock(settings):
-        from cdc_warehouse import maintenance
-        from cdc_warehouse.table_format import tag_commits
+        from cdc_warehouse.spark import metastore_run_lock
 
         spark = start_spark(settings)
         try:
-            if command == "maintain":
-                maintenance.report(maintenance.maintain(spark, settings), settings)
-                return 0
-            if command == "upgrade":
-                for table in maintenance.convert_landed_lines(spark, settings):
-                    print(f"cdcw: {table} is a Delta table now", file=sys.stderr)
-                build_record.forget(settings.dbt_dir)
-                tag_commits(spark, landed_through(spark))
-                return 0 if run_dbt(["build", "--full-refresh"], settings) else 1
-            if command == "dbt":
-                build_record.forget(settings.dbt_dir)
-                tag_commits(spark, landed_through(spark))
-                return 0 if run_dbt(rest, settings) else 1
-            report = land_files(spark, settings)
-            if command == "land":
-                return 0
-            tag_commits(spark, report.newest_run)
-            return 0 if build_new_landings(spark, report, rest, settings) else 1
+            with metastore_run_lock(spark, settings):
+                return run_command(spark, command, rest, settings)
         finally:
             if settings.target != LOCAL:
                 # End the cluster application (or Connect session) in order, rather than at
                 # interpreter exit, when a standalone master may still relaunch executors.
                 spark.stop()
+
+
+def run_command(spark, command: str, rest: list[str], settings: Settings) -> int:
+    """A command's work, once its session has started under the warehouse's locks."""
+    from cdc_warehouse import maintenance
+    from cdc_warehouse.table_format import tag_commits
+
+    if command == "maintain":
+        maintenance.report(maintenance.maintain(spark, settings), settings)
+        return 0
+    if command == "upgrade":
+        for table in maintenance.convert_landed_lines(spark, settings):
+            print(f"cdcw: {table} is a Delta table now", file=sys.stderr)
+        build_record.forget(settings.dbt_dir)
+        tag_commits(spark, landed_through(spark))
+        return 0 if run_dbt(["build", "--full-refresh"], settings) else 1
+    if command == "dbt":
+        build_record.forget(settings.dbt_dir)
+        tag_commits(spark, landed_through(spark))
+        return 0 if run_dbt(rest, settings) else 1
+    report = land_files(spark, settings)
+    if command == "land":
+        return 0
+    tag_commits(spark, report.newest_run)
+    return 0 if build_new_landings(spark, report, rest, settings) else 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -111,13 +111,14 @@ class Settings:
     partial_line_wait_seconds: int = DEFAULT_PARTIAL_LINE_WAIT_SECONDS
 
     @property
+    def internal_schema(self) -> str:
+        """The database of the intermediate models (macros/generate_schema_name.sql)."""
+        return f"{self.schema_prefix}cdc_internal"
+
+    @property
     def table_schemas(self) -> tuple[str, ...]:
         """The databases that hold the tables the project writes (staging holds views only)."""
-        return (
-            f"{self.schema_prefix}cdc_raw",
-            f"{self.schema_prefix}cdc_internal",
-            self.mart_schema,
-        )
+        return (f"{self.schema_prefix}cdc_raw", self.internal_schema, self.mart_schema)
 
     @property
     def metastore_dir(self) -> Path:

@@ -12,6 +12,8 @@ import os
 import sys
 import warnings
 import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from xml.etree import ElementTree
 
@@ -232,6 +234,56 @@ def open_shared_metastore(spark: SparkSession, metastore: Metastore) -> None:
         if metastore.auto_create:
             _create_metastore_tables(spark)
         spark.catalog.databaseExists("default")
+    finally:
+        connection.close()
+
+
+# A lock held for a whole command, per warehouse and schema prefix, in the shared metastore's
+# database: installations on other machines (another CDC_STATE_DIR, a remote warehouse URI) see
+# it where no file lock reaches. Not waited for; released when the connection closes.
+RUN_LOCKS = {
+    "jdbc:postgresql:": "select pg_try_advisory_lock(hashtext(?))",
+    "jdbc:mysql:": "select get_lock(?, 0)",
+    "jdbc:mariadb:": "select get_lock(?, 0)",
+}
+
+
+def run_lock_name(settings: Settings) -> str:
+    """The lock's name: the warehouse location and the schema prefix, digested (MySQL's lock
+    names take 64 characters)."""
+    place = f"{settings.spark_warehouse}\0{settings.schema_prefix}"
+    return "cdcw run " + hashlib.sha256(place.encode()).hexdigest()[:32]
+
+
+@contextmanager
+def metastore_run_lock(spark: SparkSession, settings: Settings) -> Iterator[None]:
+    """With a shared metastore in PostgreSQL or MySQL/MariaDB, one command at a time per
+    warehouse and prefix: a second stops at once (WarehouseBusy) instead of landing the same
+    files again into the same tables."""
+    metastore = settings.metastore
+    query = None if metastore is None else by_url_prefix(RUN_LOCKS, metastore.url)
+    if query is None or metastore.is_service:
+        yield
+        return
+    jvm = spark.sparkContext._jvm
+    connection = jvm.java.sql.DriverManager.getConnection(
+        metastore.url, metastore.user, metastore.password
+    )
+    try:
+        statement = connection.prepareStatement(query)
+        statement.setString(1, run_lock_name(settings))
+        acquired = statement.executeQuery()
+        if not (acquired.next() and acquired.getString(1) in ("t", "true", "1")):
+            with_prefix = (
+                f" with schema prefix {settings.schema_prefix!r}" if settings.schema_prefix else ""
+            )
+            database = metastore.url.split("?")[0]
+            raise WarehouseBusy(
+                f"another cdcw command is running on the warehouse {settings.spark_warehouse}"
+                f"{with_prefix} (a lock in the metastore {database}); one at a time per "
+                "warehouse and prefix"
+            )
+        yield
     finally:
         connection.close()
 

@@ -29,7 +29,17 @@ from python_udfs.json_values import (
 )
 from python_udfs.table_settings import KeyLookup
 
-EXTRA_COLUMNS: tuple[tuple[str, str], ...] = (("source_type", "string"), ("read_method", "string"))
+EXTRA_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("source_type", "string"),
+    ("read_method", "string"),
+    ("key_basis", "string"),
+)
+# What a row's identity came from (`key_basis`). The last two are no real key: a row keeps its
+# ROWID only until it moves, and a whole-row identity changes with every update.
+DECLARED_KEY = "declared"
+ROW_ID_KEY = "row_id"
+WHOLE_ROW_KEY = "whole_row"
+KEYLESS_BASES = (ROW_ID_KEY, WHOLE_ROW_KEY)
 FIELDS = CHANGE_FIELDS + tuple(name for name, _ in EXTRA_COLUMNS)
 
 _READ_METHOD_PREFIXES = (
@@ -97,7 +107,8 @@ def flatten_event(
     SQL Server's `replication_index`, and otherwise every payload column. That last case is a
     keyless table, whose whole row is its identity: Datastream carries no before image, so an
     UPDATE of such a row shows up as a new identity and the old one stays live; declare a key
-    for such tables.
+    for such tables. `key_basis` names which of these (or an Oracle row_id) the key came from,
+    so that a run can list the tables without a real key.
     """
     try:
         return _flatten(line, source_name, declared_keys)
@@ -202,7 +213,7 @@ def _flatten(line: Any, source_name: str, declared_keys: KeyLookup | None) -> di
         except ValueError as exc:
             raise _BadEvent(f"bad position: {exc}") from None
 
-    key = _key(payload, meta, source_type, declared_keys, source_name, source_table)
+    key, key_basis = _key(payload, meta, source_type, declared_keys, source_name, source_table)
     return {
         "error": None,
         "source_table": source_table,
@@ -218,6 +229,7 @@ def _flatten(line: Any, source_name: str, declared_keys: KeyLookup | None) -> di
         "event_id": event_id,
         "source_type": source_type,
         "read_method": read_method,
+        "key_basis": key_basis,
     }
 
 
@@ -311,22 +323,23 @@ def _key(
     declared_keys: KeyLookup | None,
     source_name: str,
     source_table: str,
-) -> dict[str, Any]:
-    """The row's identity. Oracle events carry no primary_keys, but every one names its row's
-    row_id: without a declared key that is the identity (a row keeps its row_id until it moves:
-    ALTER TABLE ... MOVE, an update across partitions with row movement enabled, SHRINK SPACE).
-    Other tables without any key are identified by their whole row."""
-    columns = _key_columns(payload, meta, declared_keys, source_name, source_table)
+) -> tuple[dict[str, Any], str]:
+    """The row's identity and what it came from. Oracle events carry no primary_keys, but every
+    one names its row's row_id: without a declared key that is the identity (a row keeps its
+    row_id until it moves: ALTER TABLE ... MOVE, an update across partitions with row movement
+    enabled, SHRINK SPACE). Other tables without any key are identified by their whole row."""
+    columns, basis = _key_columns(payload, meta, declared_keys, source_name, source_table)
     if columns is None and source_type == "oracle":
         row_id = _text_field(meta, "row_id")
         if not row_id:
             raise _BadEvent("missing field: source_metadata.row_id (the key of an Oracle row)")
-        return {ORACLE_ROW_KEY: row_id}
-    columns = sorted(payload) if columns is None else columns
+        return {ORACLE_ROW_KEY: row_id}, ROW_ID_KEY
+    if columns is None:
+        columns, basis = sorted(payload), WHOLE_ROW_KEY
     missing = [column for column in columns if column not in payload]
     if missing:
         raise _BadEvent(f"key column {missing[0]!r} missing from payload")
-    return {column: payload[column] for column in columns}
+    return {column: payload[column] for column in columns}, basis
 
 
 def _key_columns(
@@ -335,23 +348,24 @@ def _key_columns(
     declared_keys: KeyLookup | None,
     source_name: str,
     source_table: str,
-) -> list[str] | None:
-    """The declared or reported key columns; None when neither names any."""
+) -> tuple[list[str] | None, str | None]:
+    """The declared or reported key columns and where they were found; None when neither names
+    any."""
     if declared_keys is not None:
         try:
             declared = declared_keys("datastream", source_name, source_table)
         except Exception as exc:  # a settings lookup failure is reported with the event
             raise _BadEvent(f"declared_keys failed: {type(exc).__name__}: {exc}") from None
         if declared:
-            return list(declared)
+            return list(declared), DECLARED_KEY
     for field in ("primary_keys", "replication_index"):
         columns = meta.get(field)
         if not columns:
             continue
         if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns):
             raise _BadEvent(f"bad source_metadata.{field}: {columns!r}")
-        return columns
-    return None
+        return columns, field
+    return None, None
 
 
 def _required(meta: dict[str, Any], *fields: str) -> list[Any]:

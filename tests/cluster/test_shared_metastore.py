@@ -15,15 +15,16 @@ from pathlib import Path
 
 import pytest
 
-from cdc_warehouse.settings import PROJECT_DIR
-from cdc_warehouse.spark import METASTORE_LOCKS
-from tests.conftest import BUILD_WITHOUT_TESTS
+from cdc_warehouse.settings import PROJECT_DIR, load_settings
+from cdc_warehouse.spark import METASTORE_LOCKS, run_lock_name
+from tests.conftest import BUILD_WITHOUT_TESTS, patched_env
 from tests.pg.postgres import LocalPostgres, ensure_jdbc_driver
 
 from .harness import (
     SAMPLE_LANDING,
     CdcwProcess,
     base_env,
+    cdcw,
     differences,
     mart_rows,
     only_systems,
@@ -124,7 +125,9 @@ WAITING_FOR_ADVISORY_LOCKS = (
 
 def test_a_run_waits_while_another_process_opens_the_metastore(tmp_path):
     """The start-up lock, held here by a psql session in place of another process: the run
-    waits for it without touching the metastore, then creates the schema and lands its files."""
+    waits for it without touching the metastore, then creates the schema and lands its files.
+    The run lock of the warehouse and prefix, held the same way as by a run of another
+    installation: the next command stops at once with exit 3."""
     jar = ensure_jdbc_driver()
     shutil.copytree(SAMPLE_LANDING / "debezium", tmp_path / "landing" / "debezium")
     with LocalPostgres(tmp_path / "postgres") as pg:
@@ -152,11 +155,19 @@ def test_a_run_waits_while_another_process_opens_the_metastore(tmp_path):
         finished = run.wait()
         tables = pg.value(METASTORE_TABLES)
         raw_tables = pg.value("""select count(*) from "TBLS" """)
+        with patched_env(env):
+            lock_name = run_lock_name(load_settings())
+        with pg.session() as holder:
+            holder.run(f"select pg_advisory_lock(hashtext('{lock_name}'));")
+            refused = cdcw(["land"], env, tmp_path, "refused")
 
     assert waited, f"the run never waited for the lock: {finished.explain()}"
     assert tables_while_waiting == "0"
     assert finished.returncode == 0, finished.explain()
     assert int(tables) > 20 and int(raw_tables) > 0
+    assert refused.returncode == 3, refused.explain()
+    assert "another cdcw command is running on the warehouse" in refused.stderr
+    assert "Traceback" not in refused.stderr
 
 
 def _create_empty_metastore(pg: LocalPostgres) -> None:

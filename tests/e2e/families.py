@@ -10,6 +10,8 @@ tests (on its own rows); the full refresh in tests/e2e/test_all_families.py test
 
 from __future__ import annotations
 
+import contextlib
+import io
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,6 +77,8 @@ class FamiliesRun:
     # The marts and the Spanner status view after each run.
     snapshots: list[dict[str, list[dict[str, Any]]]]
     statuses: list[list[dict[str, Any]] | str]
+    # What each run said on stderr.
+    outputs: list[str]
     # What the unhinted run compiled for HINTED_MODELS.
     unhinted_sql: str
 
@@ -84,16 +88,20 @@ class FamiliesRun:
 
 
 def run_families(pipeline: Pipeline) -> FamiliesRun:
-    snapshots, statuses, unhinted_sql = [], [], ""
+    snapshots, statuses, outputs, unhinted_sql = [], [], [], ""
     for number in range(1, RUNS + 1):
         for waves in FAMILY_WAVES.values():
             if number <= len(waves):
                 write_wave(pipeline.landing_root, waves[number - 1])
         dbt_vars = UNHINTED_VARS if number == UNHINTED_RUN else DBT_VARS
         tests = () if number == RUNS else BUILD_WITHOUT_TESTS
-        assert pipeline.cdcw("run", *dbt_vars, *tests) == 0, f"cdcw run {number} failed"
+        said = io.StringIO()
+        with contextlib.redirect_stderr(said):
+            code = pipeline.cdcw("run", *dbt_vars, *tests)
+        assert code == 0, f"cdcw run {number} failed:\n{said.getvalue()[-3000:]}"
+        outputs.append(said.getvalue())
         if number == UNHINTED_RUN:
             unhinted_sql = compiled_hinted_sql(pipeline)
         snapshots.append(snapshot(pipeline))
         statuses.append(read_status(pipeline))
-    return FamiliesRun(pipeline, snapshots, statuses, unhinted_sql)
+    return FamiliesRun(pipeline, snapshots, statuses, outputs, unhinted_sql)

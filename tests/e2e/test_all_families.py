@@ -2,12 +2,12 @@
 modules check wave by wave (tests/e2e/families.py) gives the marts of the incremental runs, and
 every wave landed before a single `cdcw run` gives each family the marts its oracle derives from
 all the waves. One build for the three families each time: the fixed cost of a build is most of
-a test's time."""
+a test's time. Tables an earlier version created gain the columns added since."""
 
 from __future__ import annotations
 
 from cdc_warehouse.spark import SQL_CONF
-from tests.conftest import Pipeline
+from tests.conftest import BUILD_WITHOUT_TESTS, Pipeline
 
 from . import datastream_oracle, datastream_scenario, debezium_oracle, spanner_oracle
 from .families import DBT_VARS, FAMILY_WAVES, of_system, read_status
@@ -64,3 +64,40 @@ def test_all_waves_landed_at_once_give_each_family_its_oracles_marts(java_availa
             pipeline.landing_root,
             f"of {system} with every wave landed before one run",
         )
+
+
+# Tables as an earlier version created them, before a column was added to their model.
+EARLIER_VERSION_TABLES = (
+    """create table cdc_internal.int_cdc__key_successions (
+         source_system string, source_name string, source_table string, key_json string,
+         key_cohort int, predecessor_key_json string, predecessor_key_cohort int,
+         sort_pos string, landing_run bigint)
+       using delta""",
+    """create table cdc_internal.int_datastream__events (
+         source_name string, file_path string, line_number bigint, source_table string,
+         key_json string, op string, row_image map<string, string>, is_full_image boolean,
+         is_backfill boolean, order_ts bigint, sort_pos string, txn_id string, event_id string,
+         source_type string, read_method string, landed_at timestamp, landing_run bigint,
+         committed_at timestamp, error string, raw_line string)
+       using delta partitioned by (landing_run)""",
+)
+
+
+def test_tables_of_an_earlier_version_gain_their_new_columns(java_available, tmp_path, capsys):
+    """int_cdc__key_successions without chain_depth is read as single changes, and
+    int_datastream__events without key_basis gains it: the first run adds both columns and
+    already names the table without a real key among its lines."""
+    pipeline = Pipeline(tmp_path, datastream_scenario.declared_tables_yaml())
+    spark = pipeline.spark()
+    spark.sql("create database if not exists cdc_internal")
+    for statement in EARLIER_VERSION_TABLES:
+        spark.sql(statement)
+    for family in ("datastream", "debezium"):
+        write_wave(pipeline.landing_root, FAMILY_WAVES[family][0])
+    capsys.readouterr()
+    assert pipeline.cdcw("run", *DBT_VARS, *BUILD_WITHOUT_TESTS) == 0
+    said = capsys.readouterr().err
+    spark = pipeline.spark()
+    assert "chain_depth" in spark.table("cdc_internal.int_cdc__key_successions").columns
+    assert "key_basis" in spark.table("cdc_internal.int_datastream__events").columns
+    assert "1 Datastream table without a real key: mysql_shop shop.audit_log" in said

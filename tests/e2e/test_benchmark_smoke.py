@@ -5,8 +5,10 @@ agree with the generator (no timing assertions)."""
 from __future__ import annotations
 
 import json
+import time
 
 from cdc_warehouse import benchmark, workload
+from cdc_warehouse.settings import PROJECT_DIR
 
 STAGE_FIELDS = {"seconds", "events_per_second", "vs_floor"}
 RSS_FIELDS = {"driver", "driver_python", "jvm", "jvm_largest", "jvm_hwm", "workers", "tree"}
@@ -52,6 +54,9 @@ def test_bench_command_writes_every_field_and_sane_marts(tmp_path, java_availabl
         f"topup-{mode}" for mode in benchmark.INCREMENTAL_PHASES
     }
     assert document["scale"] == 2000
+    assert document["code"] == benchmark.code_revision(PROJECT_DIR)
+    assert len(document["code"]["commit"]) == 40
+    assert time.strptime(document["finished_at"], "%Y-%m-%dT%H:%M:%SZ")
     assert set(document["phases"]) == {"floor", "full"}
     floor = document["phases"]["floor"]
     assert floor["seconds"] > 0 and floor["rows"] > 2000

@@ -133,3 +133,15 @@ def test_docs_generate_documents_marts_and_typed_models(waves_run):
     nodes = {node["metadata"]["name"]: node for node in catalog["nodes"].values()}
     assert {"cdc_current", "cdc_history", "cdc_quarantine"} <= set(nodes)
     assert "cost_precise" in nodes["shop_products_current"]["columns"]
+
+
+def test_each_run_lists_the_tables_of_its_lines_without_a_real_key(families_run):
+    """MySQL's shop.audit_log reports no primary key (keyed by its whole row) in the first two
+    waves' files; Oracle's ROOT.SAMPLE has none either but a declared one. A run warns of the
+    tables among its own new lines."""
+    warning = "cdcw: warning: 1 Datastream table without a real key: mysql_shop shop.audit_log"
+    with_audit_lines = [any("/shop_audit_log/" in path for path in wave) for wave in WAVES] + [
+        False
+    ] * (len(families_run.outputs) - len(WAVES))
+    assert with_audit_lines[:3] == [True, True, False]
+    assert [warning in said for said in families_run.outputs] == with_audit_lines

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import BUILD_WITHOUT_TESTS, Pipeline
-
 from .debezium_oracle import expected_marts
 from .families import (
     DBT_VARS,
@@ -19,7 +17,7 @@ from .families import (
     UNHINTED_RUN,
     compiled_hinted_sql,
 )
-from .marts import as_mart_text, assert_marts_match, run_waves
+from .marts import as_mart_text, assert_marts_match
 
 WAVES = FAMILY_WAVES["debezium"]
 
@@ -65,20 +63,3 @@ def test_the_unhinted_run_joined_without_broadcast_hints(families_run):
     compiled = compiled_hinted_sql(pipeline)
     assert [hint for hint in KEY_SET_HINTS if hint in compiled]
     assert "broadcast(new_half_positions)" in compiled
-
-
-def test_key_successions_of_an_earlier_version_gain_their_chains(java_available, tmp_path):
-    """A warehouse built before chains were followed has int_cdc__key_successions without
-    chain_depth: the next run reads it all as single changes and adds the column."""
-    pipeline = Pipeline(tmp_path)
-    spark = pipeline.spark()
-    spark.sql("create database if not exists cdc_internal")
-    spark.sql(
-        """create table cdc_internal.int_cdc__key_successions (
-             source_system string, source_name string, source_table string, key_json string,
-             key_cohort int, predecessor_key_json string, predecessor_key_cohort int,
-             sort_pos string, landing_run bigint)
-           using delta"""
-    )
-    run_waves(pipeline, WAVES[:1], *DBT_VARS, *BUILD_WITHOUT_TESTS)
-    assert "chain_depth" in pipeline.spark().table("cdc_internal.int_cdc__key_successions").columns

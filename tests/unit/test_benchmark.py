@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 
 from cdc_warehouse import benchmark, workload
 
@@ -75,3 +76,18 @@ def test_a_discarded_wave_makes_the_next_run_generate_the_workload_again(tmp_pat
     again = benchmark._workload(spec, root, regenerate=False)
     assert workload.is_complete(root, again)
     assert again["deliveries"] == first["deliveries"]
+
+
+def test_a_result_names_the_commit_it_measured_and_whether_files_differed(tmp_path):
+    assert benchmark.code_revision(tmp_path) is None
+    git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    (tmp_path / "model.sql").write_text("select 1\n")
+    subprocess.run([*git, "add", "model.sql"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "one"], check=True)
+    head = subprocess.run(
+        [*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert benchmark.code_revision(tmp_path) == {"commit": head, "changed_files": False}
+    (tmp_path / "model.sql").write_text("select 2\n")
+    assert benchmark.code_revision(tmp_path) == {"commit": head, "changed_files": True}

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from cdc_warehouse import build_record, cli
 from cdc_warehouse.settings import PROJECT_DIR, Settings, load_settings
+from python_udfs.datastream import KEYLESS_BASES
 
 
 def settings_in(tmp_path: Path) -> Settings:
@@ -159,3 +160,17 @@ def test_an_unforeseen_failure_is_one_sentence_and_exit_4_with_the_traceback_in_
         f"(the traceback is in {log})\n"
     )
     assert "Traceback" in log.read_text() and "C.java:1" in log.read_text()
+
+
+def test_the_keyless_warning_names_each_table_and_what_its_key_stands_on():
+    said = cli.keyless_tables_warning(
+        [("oracle_erp", "HR.EMP", "row_id"), ("mysql_shop", "shop.log", "whole_row")],
+        Path("/etc/cdc_tables.yml"),
+    )
+    assert said == (
+        "cdcw: warning: 2 Datastream tables without a real key: oracle_erp HR.EMP (keyed by its "
+        "Oracle ROWID, which changes when the row moves); mysql_shop shop.log (keyed by the "
+        "whole row, so an update leaves the old row live); declare their keys in "
+        "/etc/cdc_tables.yml"
+    )
+    assert set(cli.KEYLESS_BASIS_TEXT) == set(KEYLESS_BASES)

@@ -799,14 +799,23 @@ def test_key_precedence_declared_over_primary_keys_over_replication_index_over_r
         {"primary_keys": ["id"], "replication_index": ["code"]},
         payload={"id": 1, "code": "A", "total": 5},
     )
-    assert ok(event, lambda *_: ["code", "total"])["key_json"] == '{"code":"A","total":5}'
-    assert ok(event, lambda *_: None)["key_json"] == '{"id":1}'
-    assert ok(event, lambda *_: [])["key_json"] == '{"id":1}'
-    assert ok(event)["key_json"] == '{"id":1}'
+
+    def key(row: dict) -> tuple[str, str]:
+        return row["key_json"], row["key_basis"]
+
+    assert key(ok(event, lambda *_: ["code", "total"])) == ('{"code":"A","total":5}', "declared")
+    assert key(ok(event, lambda *_: None)) == ('{"id":1}', "primary_keys")
+    assert key(ok(event, lambda *_: [])) == ('{"id":1}', "primary_keys")
+    assert key(ok(event)) == ('{"id":1}', "primary_keys")
     event["source_metadata"]["primary_keys"] = []
-    assert ok(event)["key_json"] == '{"code":"A"}'
+    assert key(ok(event)) == ('{"code":"A"}', "replication_index")
     event["source_metadata"]["replication_index"] = []
-    assert ok(event)["key_json"] == '{"code":"A","id":1,"total":5}'
+    assert key(ok(event)) == ('{"code":"A","id":1,"total":5}', "whole_row")
+
+
+def test_an_oracle_row_id_is_no_real_key_and_a_declared_key_is():
+    assert ok(make_event("oracle"))["key_basis"] == "row_id"
+    assert ok(make_event("oracle"), declared_keys=lambda *_: ["id"])["key_basis"] == "declared"
 
 
 def test_declared_keys_are_asked_with_the_contract_identity():

@@ -9,7 +9,14 @@ import pytest
 
 from cdc_warehouse import cli
 from cdc_warehouse.settings import PROJECT_DIR, SettingsError, load_settings
-from cdc_warehouse.spark import SQL_CONF, metastore_conf, session_conf, sql_conf, udf_archive
+from cdc_warehouse.spark import (
+    SQL_CONF,
+    metastore_conf,
+    run_lock_name,
+    session_conf,
+    sql_conf,
+    udf_archive,
+)
 
 PG_URL = "jdbc:postgresql://db.internal:5432/metastore"
 
@@ -106,6 +113,17 @@ def test_a_remote_warehouse_uri_goes_to_spark_and_state_stays_local(location, tm
     assert settings.warehouse_dir == state
     assert settings.metastore_dir == state / "metastore_db"
     assert settings.dbt_dir == state / "_dbt"
+
+
+def test_the_run_lock_is_one_per_warehouse_and_prefix_whatever_the_state_directory(tmp_path):
+    def lock(**env: str) -> str:
+        return run_lock_name(load_settings({"CDC_WAREHOUSE_DIR": "s3a://bucket/wh", **env}))
+
+    one = lock(CDC_STATE_DIR=str(tmp_path / "a"))
+    assert one == lock(CDC_STATE_DIR=str(tmp_path / "b"))
+    assert one != lock(CDC_STATE_DIR=str(tmp_path / "a"), CDC_SCHEMA_PREFIX="alpha_")
+    assert one != run_lock_name(load_settings({"CDC_WAREHOUSE_DIR": "s3a://bucket/other"}))
+    assert len(one) <= 64  # MySQL's lock names
 
 
 def test_a_file_uri_warehouse_is_also_the_local_directory(tmp_path):
