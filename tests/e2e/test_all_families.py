@@ -2,16 +2,23 @@
 modules check wave by wave (tests/e2e/families.py) gives the marts of the incremental runs, and
 every wave landed before a single `cdcw run` gives each family the marts its oracle derives from
 all the waves. One build for the three families each time: the fixed cost of a build is most of
-a test's time. Tables an earlier version created gain the columns added since."""
+a test's time. `cdc_as_of` gives the state the oracles' histories held at moments between and at
+their changes. Tables an earlier version created gain the columns added since."""
 
 from __future__ import annotations
+
+import contextlib
+import io
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from cdc_warehouse.spark import SQL_CONF
 from tests.conftest import BUILD_WITHOUT_TESTS, Pipeline
 
 from . import datastream_oracle, datastream_scenario, debezium_oracle, spanner_oracle
 from .families import DBT_VARS, FAMILY_WAVES, of_system, read_status
-from .marts import as_mart_text, assert_marts_match, assert_same_marts, snapshot
+from .marts import as_mart_text, assert_marts_match, assert_same, assert_same_marts, snapshot
 from .waves import write_wave
 
 
@@ -40,22 +47,25 @@ def test_a_full_refresh_equals_the_incremental_runs_and_writes_each_key_cohort_o
         assert set(counts.values()) == {1}, (table, counts)
 
 
+def oracles_of_all_waves() -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """Each family's expected marts after all its waves (datetimes as the oracles give them)."""
+    return {
+        "spanner": spanner_oracle.expected_marts(FAMILY_WAVES["spanner"]),
+        "datastream": datastream_oracle.expected_marts(
+            FAMILY_WAVES["datastream"], datastream_scenario.declared_keys()
+        ),
+        "debezium": debezium_oracle.expected_marts(FAMILY_WAVES["debezium"]),
+    }
+
+
 def test_all_waves_landed_at_once_give_each_family_its_oracles_marts(java_available, tmp_path):
-    spanner_waves = FAMILY_WAVES["spanner"]
-    datastream_waves = FAMILY_WAVES["datastream"]
-    debezium_waves = FAMILY_WAVES["debezium"]
     pipeline = Pipeline(tmp_path, datastream_scenario.declared_tables_yaml())
-    for wave in (*spanner_waves, *datastream_waves, *debezium_waves):
-        write_wave(pipeline.landing_root, wave)
+    for waves in FAMILY_WAVES.values():
+        for wave in waves:
+            write_wave(pipeline.landing_root, wave)
     assert pipeline.cdcw("run", *DBT_VARS) == 0
     marts = snapshot(pipeline)
-    expected = {
-        "spanner": spanner_oracle.expected_marts(spanner_waves),
-        "datastream": datastream_oracle.expected_marts(
-            datastream_waves, datastream_scenario.declared_keys()
-        ),
-        "debezium": debezium_oracle.expected_marts(debezium_waves),
-    }
+    expected = oracles_of_all_waves()
     assert {row["source_system"] for row in marts["cdc_current"]} == set(expected)
     for system, oracle in expected.items():
         assert_marts_match(
@@ -63,6 +73,99 @@ def test_all_waves_landed_at_once_give_each_family_its_oracles_marts(java_availa
             as_mart_text(oracle),
             pipeline.landing_root,
             f"of {system} with every wave landed before one run",
+        )
+
+
+# Moments per family: at this many of its changes, a microsecond before each, halfway to the next.
+AS_OF_CHANGES = 6
+MICROSECOND = timedelta(microseconds=1)
+
+
+def moments_around_changes(history: list[dict[str, Any]]) -> list[datetime]:
+    """Instants at, just before and between the moments a family's versions begin or end."""
+    changes = sorted(
+        {row["valid_from"] for row in history} | {row["valid_to"] for row in history} - {None}
+    )
+    step = max(1, len(changes) // AS_OF_CHANGES)
+    moments = set()
+    for index in range(0, len(changes), step):
+        moments |= {changes[index], changes[index] - MICROSECOND}
+        if index + 1 < len(changes):
+            moments.add(changes[index] + (changes[index + 1] - changes[index]) / 2)
+    return sorted(moments)
+
+
+def moment_text(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
+
+
+def state_as_of(history: list[dict[str, Any]], moment: datetime) -> list[tuple]:
+    """The oracle's versions valid at `moment`: begun at or before it, not yet ended."""
+    return sorted(
+        (
+            row["source_system"],
+            row["source_name"],
+            row["source_table"],
+            row["key_json"],
+            row["row_json"],
+        )
+        for row in history
+        if row["valid_from"] <= moment and (row["valid_to"] is None or row["valid_to"] > moment)
+    )
+
+
+def shown_as_of(pipeline: Pipeline, moments: list[datetime]) -> dict[str, list[tuple]]:
+    """`cdc_as_of` at each moment, in one `cdcw dbt show`; keyed by the moment's text."""
+    query = " union all ".join(
+        f"select '{moment_text(moment)}' as moment, source_system, source_name, source_table,"
+        f" key_json, row_json from {{{{ cdc_as_of('{moment_text(moment)}') }}}}"
+        for moment in moments
+    )
+    shown = io.StringIO()
+    with contextlib.redirect_stdout(shown):
+        code = pipeline.cdcw(
+            "dbt", "show", "--inline", query, "--limit", "-1", "--output", "json", "--quiet"
+        )
+    printed = shown.getvalue()
+    assert code == 0, printed[-3000:]
+    states: dict[str, list[tuple]] = {moment_text(moment): [] for moment in moments}
+    for row in json.loads(printed[printed.index("{") :])["show"]:
+        states[row["moment"]].append(
+            (
+                row["source_system"],
+                row["source_name"],
+                row["source_table"],
+                row["key_json"],
+                row["row_json"],
+            )
+        )
+    return {moment: sorted(rows) for moment, rows in states.items()}
+
+
+def test_the_state_as_of_moments_between_changes_is_the_oracles(families_run):
+    """With every wave applied, `cdc_as_of` at a moment gives the versions the oracles'
+    histories hold valid then: at a change its new version, a microsecond before it the old
+    one, and between two changes the first one's."""
+    histories = [
+        {**row, "source_system": system}
+        for system, oracle in oracles_of_all_waves().items()
+        for row in oracle["cdc_history"]
+    ]
+    moments = sorted(
+        {
+            moment
+            for system in FAMILY_WAVES
+            for moment in moments_around_changes(
+                [row for row in histories if row["source_system"] == system]
+            )
+        }
+    )
+    shown = shown_as_of(families_run.pipeline, moments)
+    for moment in moments:
+        assert_same(
+            shown[moment_text(moment)],
+            state_as_of(histories, moment),
+            f"as of {moment_text(moment)}",
         )
 
 
