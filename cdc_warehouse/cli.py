@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cdc_warehouse import build_record, prereqs
+from cdc_warehouse import build_record, prereqs, run_summary
 from cdc_warehouse.settings import (
     ALWAYS_BUILD,
     CONNECT,
@@ -390,7 +390,15 @@ def run_command(spark, command: str, rest: list[str], settings: Settings) -> int
     if command == "land":
         return 0
     tag_commits(spark, report.newest_run)
-    return 0 if build_new_landings(spark, report, rest, settings) else 1
+    versions_before = run_summary.mart_versions(spark, settings.mart_schema)
+    if not build_new_landings(spark, report, rest, settings):
+        return 1
+    if report.files:
+        print(
+            run_summary.summary(spark, settings.mart_schema, report, versions_before),
+            file=sys.stderr,
+        )
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

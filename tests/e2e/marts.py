@@ -18,17 +18,17 @@ def snapshot(pipeline: Pipeline) -> dict[str, list[dict[str, Any]]]:
 
 
 def run_waves(
-    pipeline: Pipeline, waves: list[dict[str, bytes]], *args: str
+    pipeline: Pipeline, waves: list[dict[str, bytes]], *args: str, views: tuple[str, ...] = ()
 ) -> list[dict[str, list[dict[str, Any]]]]:
-    """Land wave after wave, `cdcw run` after each, and keep the marts after every run. Only the
-    last run runs the dbt tests (on its own rows): the oracle checks each wave's marts, and each
-    module's full refresh (`dbt build`) tests every row."""
+    """Land wave after wave, `cdcw run` after each, and keep the marts (and `views`) after every
+    run. Only the last run runs the dbt tests (on its own rows): the oracle checks each wave's
+    marts, and each module's full refresh (`dbt build`) tests every row."""
     snapshots = []
     for number, wave in enumerate(waves, start=1):
         write_wave(pipeline.landing_root, wave)
         tests = () if number == len(waves) else BUILD_WITHOUT_TESTS
         assert pipeline.cdcw("run", *args, *tests) == 0, "cdcw run (land + dbt build) failed"
-        snapshots.append(snapshot(pipeline))
+        snapshots.append({**snapshot(pipeline), **{view: pipeline.rows(view) for view in views}})
     return snapshots
 
 

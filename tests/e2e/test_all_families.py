@@ -3,13 +3,16 @@ modules check wave by wave (tests/e2e/families.py) gives the marts of the increm
 every wave landed before a single `cdcw run` gives each family the marts its oracle derives from
 all the waves. One build for the three families each time: the fixed cost of a build is most of
 a test's time. `cdc_as_of` gives the state the oracles' histories held at moments between and at
-their changes. Tables an earlier version created gain the columns added since."""
+their changes. Each run ends with what it wrote, and the operator view cdc_source_freshness names
+every source with where it stands. Tables an earlier version created gain the columns added
+since."""
 
 from __future__ import annotations
 
 import contextlib
 import io
 import json
+import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -167,6 +170,91 @@ def test_the_state_as_of_moments_between_changes_is_the_oracles(families_run):
             state_as_of(histories, moment),
             f"as of {moment_text(moment)}",
         )
+
+
+SUMMARY = re.compile(
+    r"landing run (\d+) done: \d+ files, \d+ lines landed, (\d+) quarantined; cdc_history: "
+    r"(\d+) versions written, (\d+) removed; cdc_current: (\d+) keys written, (\d+) deleted"
+)
+HISTORY_KEY = ("source_system", "source_name", "source_table", "key_json", "sort_key")
+CURRENT_KEY = ("source_system", "source_name", "source_table", "key_json")
+
+
+def rows_by(rows: list[dict[str, Any]], key: tuple[str, ...]) -> dict[tuple, str]:
+    return {tuple(row[column] for column in key): repr(row) for row in rows}
+
+
+def test_each_run_ends_with_what_it_quarantined_and_wrote(families_run):
+    """The first run writes every row; a later one at least the rows that changed, and removes
+    exactly the versions and keys that are gone."""
+    previous: dict[str, list[dict[str, Any]]] = {"cdc_history": [], "cdc_current": []}
+    for run, (said, marts) in enumerate(
+        zip(families_run.outputs, families_run.snapshots, strict=True), 1
+    ):
+        (summary,) = SUMMARY.findall(said)
+        landing_run, quarantined, written, removed, keys_written, deleted = map(int, summary)
+        assert landing_run == run
+        assert quarantined == sum(row["landing_run"] == run for row in marts["cdc_quarantine"])
+        for mart, key, counts in [
+            ("cdc_history", HISTORY_KEY, (written, removed)),
+            ("cdc_current", CURRENT_KEY, (keys_written, deleted)),
+        ]:
+            before, after = rows_by(previous[mart], key), rows_by(marts[mart], key)
+            changed = {k for k, row in after.items() if before.get(k) != row}
+            gone = before.keys() - after.keys()
+            assert counts[1] == len(gone), (run, mart)
+            assert counts[0] >= len(changed), (run, mart)
+            if run == 1:
+                assert counts[0] == len(after), mart
+        previous = marts
+
+
+def test_the_freshness_view_names_each_source_with_its_newest_applied_commit(families_run):
+    """One row per stream, server or slot landed; its newest applied commit is at least its
+    newest version's start or delete, and a Spanner stream's at most its low watermark, with the
+    transactions that wait counted."""
+    pipeline = families_run.pipeline
+    freshness = {
+        (row["source_system"], row["source_name"]): row
+        for row in pipeline.rows("cdc_source_freshness")
+    }
+    landed = {
+        (row.family, row.source_name)
+        for row in pipeline.spark().table("cdc_raw.landed_files").collect()
+    }
+    assert freshness.keys() == landed
+    newest_run = max(row["last_landing_run"] for row in freshness.values())
+    marts = families_run.snapshots[-1]
+    for (system, name), row in freshness.items():
+        history = [
+            r
+            for r in marts["cdc_history"]
+            if (r["source_system"], r["source_name"]) == (system, name)
+        ]
+        starts_and_deletes = [r["committed_at"] for r in history] + [
+            r["valid_to"] for r in history if r["closed_by_delete"]
+        ]
+        if starts_and_deletes:
+            assert row["newest_commit_applied"] >= max(starts_and_deletes), (system, name)
+        assert row["quarantined_in_last_run"] == sum(
+            (q["source_system"], q["source_name"], q["landing_run"]) == (system, name, newest_run)
+            for q in marts["cdc_quarantine"]
+        )
+        assert row["seconds_since_landing"] >= 0
+        assert row["commit_lag_seconds"] is None or row["commit_lag_seconds"] > 0
+    statuses = {status["source_name"]: status for status in families_run.statuses[-1]}
+    for name, status in statuses.items():
+        row = freshness[("spanner", name)]
+        assert row["newest_commit_applied"] <= status["low_watermark"], name
+        assert row["spanner_low_watermark"] == status["low_watermark"]
+        waiting = status["incomplete_transactions"] + status["waiting_transactions"]
+        assert row["pending_transactions"] == waiting
+    assert any(row["pending_transactions"] for row in freshness.values())
+    assert {
+        row["pending_transactions"]
+        for (system, _), row in freshness.items()
+        if system in ("datastream", "debezium")
+    } == {None}
 
 
 # Tables as an earlier version created them, before a column was added to their model.

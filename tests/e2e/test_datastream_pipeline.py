@@ -127,12 +127,17 @@ def test_a_column_added_mid_stream_appears_in_typed_models(waves_run):
 
 
 def test_docs_generate_documents_marts_and_typed_models(waves_run):
+    """One command makes the docs site as one file, its lineage graph included (README)."""
     pipeline, _ = waves_run
-    assert pipeline.cdcw("dbt", "docs", "generate", *DBT_VARS) == 0
-    catalog = json.loads((pipeline.warehouse_dir / "_dbt" / "target" / "catalog.json").read_text())
+    assert pipeline.cdcw("dbt", "docs", "generate", "--static", *DBT_VARS) == 0
+    target = pipeline.warehouse_dir / "_dbt" / "target"
+    catalog = json.loads((target / "catalog.json").read_text())
     nodes = {node["metadata"]["name"]: node for node in catalog["nodes"].values()}
-    assert {"cdc_current", "cdc_history", "cdc_quarantine"} <= set(nodes)
+    assert {"cdc_current", "cdc_history", "cdc_quarantine", "cdc_source_freshness"} <= set(nodes)
     assert "cost_precise" in nodes["shop_products_current"]["columns"]
+    site = (target / "static_index.html").read_text()
+    # The manifest's lineage and the catalog, inline: the file opens without a server.
+    assert '"parent_map"' in site and '"model.cdc_warehouse.cdc_source_freshness"' in site
 
 
 def test_each_run_lists_the_tables_of_its_lines_without_a_real_key(families_run):

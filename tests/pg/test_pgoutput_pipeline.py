@@ -2,11 +2,14 @@
 one left open across slot reads with a ROLLBACK TO SAVEPOINT inside, aborted and two-phase
 transactions, TOAST updates, primary key changes, TRUNCATE, messages) is read from two slots
 (protocol 2, and protocol 3 with two_phase) in waves; after each wave `cdcw run`, and the marts
-must equal the database's own state and the history its audit triggers recorded."""
+must equal the database's own state and the history its audit triggers recorded. The operator
+view counts each slot's transactions streamed or prepared and not yet decided."""
 
 from __future__ import annotations
 
 import json
+from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -14,9 +17,11 @@ from tests.conftest import Pipeline, utc_text
 from tests.e2e.marts import assert_same, assert_same_marts, run_waves, snapshot
 
 from . import workload
+from .pgoutput_capture import decode_lines, parse_landing_bytes
 from .postgres import LocalPostgres
 
 DBT_VARS = ("--vars", "{cdc_keys_per_partition: 500}")
+FRESHNESS = "cdc_source_freshness"
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +33,8 @@ def captured_waves(tmp_path_factory):
 @pytest.fixture(scope="module")
 def waves_run(tmp_path_factory, captured_waves, java_available):
     pipeline = Pipeline(tmp_path_factory.mktemp("pgoutput_waves"), workload.TABLES_YAML)
-    return pipeline, run_waves(pipeline, [wave["files"] for wave in captured_waves], *DBT_VARS)
+    waves = [wave["files"] for wave in captured_waves]
+    return pipeline, run_waves(pipeline, waves, *DBT_VARS, views=(FRESHNESS,))
 
 
 def current_rows(rows):
@@ -89,6 +95,48 @@ def test_uncommitted_and_rolled_back_rows_never_appear(waves_run):
             if row["source_table"] == "public.bulk":
                 batch = json.loads(row["row_json"]).get("batch")
                 assert batch not in workload.NEVER_COMMITTED_BATCHES, row
+
+
+def undecided_transactions(waves: list[dict[str, bytes]]) -> dict[str, int]:
+    """Per slot, the transactions whose newest start (Begin, Begin Prepare, a first Stream Start)
+    the slot sent after their newest decision (a commit, Rollback Prepared, the Stream Abort of
+    the whole transaction), read from the slots' landed lines."""
+    started: dict[tuple[str, int], int] = {}
+    decided: dict[tuple[str, int], int] = {}
+    position = 0
+    for wave in waves:
+        for path, content in sorted(wave.items()):
+            slot = Path(path).parts[1]
+            lines = parse_landing_bytes(content)
+            for line, message in zip(lines, decode_lines(lines), strict=True):
+                position += 1
+                kind, transaction = message["type"], (slot, line["xid"])
+                if kind in "Bb" or (kind == "S" and message["first_segment"]):
+                    started[transaction] = position
+                elif kind in "CcKr" or (kind == "A" and message["subxid"] == message["xid"]):
+                    decided[transaction] = position
+    undecided = Counter(
+        slot for (slot, xid), at in started.items() if at > decided.get((slot, xid), 0)
+    )
+    return {slot: undecided[slot] for slot, _ in started}
+
+
+@pytest.mark.parametrize("wave_index", range(5))
+def test_the_freshness_view_counts_each_slots_undecided_transactions(
+    waves_run, captured_waves, wave_index
+):
+    _, snapshots = waves_run
+    waves = [wave["files"] for wave in captured_waves[: wave_index + 1]]
+    pending = {
+        row["source_name"]: row["pending_transactions"] for row in snapshots[wave_index][FRESHNESS]
+    }
+    assert pending == undecided_transactions(waves)
+    # The database's own account: the open transaction (streamed) waits after the third wave;
+    # after the fifth, everything is committed or rolled back.
+    if wave_index == 2:
+        assert all(pending.values()), pending
+    if wave_index == 4:
+        assert set(pending.values()) == {0}, pending
 
 
 def test_nothing_is_quarantined(waves_run):

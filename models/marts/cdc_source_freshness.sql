@@ -1,0 +1,131 @@
+{{ config(materialized='view') }}
+
+{#- For operators: how far behind each stream, server or slot is, computed when read (a view,
+    so the ages are as of the query). A source whose files stopped arriving shows an old
+    last_landed_at; one whose changes wait (Spanner below its watermark, pgoutput transactions
+    streamed but not committed) shows them as pending. -#}
+with landed_files as (
+    select * from {{ source('cdc_raw', 'landed_files') }}
+),
+
+newest_landing_run as (
+    select max(landing_run) as landing_run from landed_files
+),
+
+landings as (
+    select
+        family as source_system,
+        source_name,
+        max(landed_at) as last_landed_at,
+        max(landing_run) as last_landing_run,
+        max_by(file_path, struct(landing_run, file_path)) as last_landed_file,
+        count(distinct file_path) as files_landed
+    from landed_files
+    group by family, source_name
+),
+
+applied_changes as (
+    select
+        source_system,
+        source_name,
+        max(committed_at) as newest_commit_applied
+    from {{ ref('int_cdc__change_log') }}
+    group by source_system, source_name
+),
+
+quarantined as (
+    select
+        quarantine.source_system,
+        quarantine.source_name,
+        count(*) as quarantined_in_last_run
+    from {{ ref('cdc_quarantine') }} as quarantine
+    inner join newest_landing_run
+        on quarantine.landing_run = newest_landing_run.landing_run
+    group by quarantine.source_system, quarantine.source_name
+),
+
+-- A pgoutput transaction is pending while its newest start (Begin, Begin Prepare, the first
+-- Stream Start) comes after its newest end (a commit, a rollback of the prepared transaction, a
+-- Stream Abort of the whole transaction): streamed or prepared, not yet decided.
+pgoutput_transaction_bounds as (
+    select
+        source_name,
+        txn_xid,
+        max(
+            case
+                when
+                    kind in ('begin', 'begin_prepare')
+                    or (kind = 'stream_start' and first_segment)
+                    then log_position
+            end
+        ) as started_at,
+        max(
+            case
+                when
+                    kind in ('commit', 'stream_commit', 'commit_prepared', 'rollback_prepared')
+                    or (kind = 'stream_abort' and sub_xid = txn_xid)
+                    then log_position
+            end
+        ) as ended_at
+    from {{ ref('int_pgoutput__messages') }}
+    where error is null
+    group by source_name, txn_xid
+),
+
+pgoutput_pending as (
+    select
+        'pgoutput' as source_system,
+        source_name,
+        count_if(started_at > ended_at or (started_at is not null and ended_at is null))
+            as pending_transactions
+    from pgoutput_transaction_bounds
+    group by source_name
+),
+
+spanner_pending as (
+    select
+        'spanner' as source_system,
+        source_name,
+        low_watermark,
+        incomplete_transactions + waiting_transactions as pending_transactions
+    from {{ ref('cdc_spanner_streams') }}
+),
+
+final as (
+    select
+        landings.source_system,
+        landings.source_name,
+        landings.last_landed_at,
+        landings.last_landing_run,
+        landings.last_landed_file,
+        landings.files_landed,
+        applied_changes.newest_commit_applied,
+        spanner_pending.low_watermark as spanner_low_watermark,
+        coalesce(quarantined.quarantined_in_last_run, 0) as quarantined_in_last_run,
+        coalesce(
+            pgoutput_pending.pending_transactions, spanner_pending.pending_transactions
+        ) as pending_transactions,
+        unix_timestamp(current_timestamp()) - unix_timestamp(landings.last_landed_at)
+            as seconds_since_landing,
+        unix_timestamp(current_timestamp())
+        - unix_timestamp(applied_changes.newest_commit_applied) as commit_lag_seconds
+    from landings
+    left join applied_changes
+        on
+            landings.source_system = applied_changes.source_system
+            and landings.source_name = applied_changes.source_name
+    left join quarantined
+        on
+            landings.source_system = quarantined.source_system
+            and landings.source_name = quarantined.source_name
+    left join pgoutput_pending
+        on
+            landings.source_system = pgoutput_pending.source_system
+            and landings.source_name = pgoutput_pending.source_name
+    left join spanner_pending
+        on
+            landings.source_system = spanner_pending.source_system
+            and landings.source_name = spanner_pending.source_name
+)
+
+select * from final
