@@ -257,6 +257,41 @@ def test_the_freshness_view_names_each_source_with_its_newest_applied_commit(fam
     } == {None}
 
 
+def freshness_results(pipeline: Pipeline, *args: str) -> tuple[int, dict[str, dict[str, Any]]]:
+    """`cdcw dbt source freshness ARGS`: its exit code and each source table's result."""
+    code = pipeline.cdcw("dbt", "source", "freshness", *args)
+    sources = json.loads((pipeline.warehouse_dir / "_dbt/target/sources.json").read_text())
+    return code, {r["unique_id"].split(".", 2)[2]: r for r in sources["results"]}
+
+
+def test_source_freshness_reports_each_family_by_landing_and_by_its_most_lagging_source(
+    families_run,
+):
+    """By landing time, fresh (the files landed minutes ago); by commit time the most lagging
+    source's newest applied commit, from 2024, is far past the default threshold, and within a
+    threshold set by var. A family without a source is fresh."""
+    pipeline = families_run.pipeline
+    oldest_applied: dict[str, datetime] = {}
+    for row in pipeline.rows("cdc_source_freshness"):
+        applied = datetime.fromisoformat(row["newest_commit_applied"]).replace(tzinfo=UTC)
+        family = row["source_system"]
+        oldest_applied[family] = min(applied, oldest_applied.get(family, applied))
+    code, results = freshness_results(pipeline)
+    assert code == 1
+    # No pgoutput slot here: a family not in use is fresh.
+    assert results["cdc_raw.pgoutput_lines"]["status"] == "pass"
+    assert results["cdc_applied.pgoutput"]["status"] == "pass"
+    for family in FAMILY_WAVES:
+        assert results[f"cdc_raw.{family}_lines"]["status"] == "pass", family
+        applied = results[f"cdc_applied.{family}"]
+        assert applied["status"] == "error", family
+        assert datetime.fromisoformat(applied["max_loaded_at"]) == oldest_applied[family]
+    years = "{cdc_freshness_warn_after_hours: 100000, cdc_freshness_error_after_hours: 200000}"
+    code, results = freshness_results(pipeline, "--vars", years)
+    assert code == 0
+    assert {results[f"cdc_applied.{family}"]["status"] for family in FAMILY_WAVES} == {"pass"}
+
+
 # Tables as an earlier version created them, before a column was added to their model.
 EARLIER_VERSION_TABLES = (
     """create table cdc_internal.int_cdc__key_successions (
