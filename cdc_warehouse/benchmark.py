@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from cdc_warehouse import workload
-from cdc_warehouse.settings import DEFAULT_DRIVER_MEMORY, DEFAULT_LOCAL_MASTER, PROJECT_DIR
+from cdc_warehouse.settings import PROJECT_DIR, load_settings
 
 # The phases that land on a copy of the full build: the two top-ups, then the small file.
 INCREMENTAL_PHASES = (*workload.TOPUP_MODES, workload.SMALL_FILE)
@@ -256,12 +256,12 @@ def run_phase(phase: str, work: Path, result_path: Path, discard_landed: bool = 
     """One phase, in this (fresh) process; writes its measurements to `result_path`.
     `discard_landed`: delete each delivery's generated files once landed."""
     from cdc_warehouse.cli import build_new_landings, start_spark, warehouse_lock
-    from cdc_warehouse.landing import land
-    from cdc_warehouse.settings import load_settings
+    from cdc_warehouse.landing import RawTables, land
 
     manifest = workload.load_manifest(work / "workload")
     families = _landed_families()
     settings = load_settings()
+    raw_tables = RawTables(settings.raw_schema)
     result: dict[str, Any] = {"phase": phase}
     started = time.perf_counter()
     if phase == "floor":
@@ -290,7 +290,9 @@ def run_phase(phase: str, work: Path, result_path: Path, discard_landed: bool = 
                 t0 = time.perf_counter()
                 build_new_landings(
                     spark,
-                    land(spark, settings.landing_root, settings.partial_line_wait_seconds),
+                    land(
+                        spark, raw_tables, settings.landing_root, settings.partial_line_wait_seconds
+                    ),
                     [],
                     settings,
                 )
@@ -301,7 +303,9 @@ def run_phase(phase: str, work: Path, result_path: Path, discard_landed: bool = 
                 for name in deliveries:
                     workload.stage(work / "workload", name, settings.landing_root)
                     t0 = time.perf_counter()
-                    report = land(spark, settings.landing_root, settings.partial_line_wait_seconds)
+                    report = land(
+                        spark, raw_tables, settings.landing_root, settings.partial_line_wait_seconds
+                    )
                     land_seconds.append(round(time.perf_counter() - t0, 3))
                     print(f"bench: {name}: {report.files} files, {report.lines} lines", flush=True)
                     if discard_landed:
@@ -525,6 +529,7 @@ def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
             )
         workload.unstage(work / "workload", f"topup-{mode}", work / "landing")
     ratios = _summary(results, manifest, landed) if "floor" in results else {}
+    settings = load_settings()
     document = {
         "command": " ".join(["cdcw", "bench", *args.argv]),
         "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -539,8 +544,8 @@ def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
             "memory_gb": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
             "python": platform.python_version(),
             "load_average_at_end": os.getloadavg(),
-            "spark_master": os.environ.get("CDC_SPARK_MASTER", DEFAULT_LOCAL_MASTER),
-            "driver_memory": os.environ.get("CDC_DRIVER_MEMORY", DEFAULT_DRIVER_MEMORY),
+            "spark_master": settings.spark_master,
+            "driver_memory": settings.driver_memory,
         },
         "workload": {
             "generate_seconds": round(generate_seconds, 2),

@@ -141,11 +141,12 @@ def start_spark(settings: Settings):
     return spark
 
 
-def landed_through(spark) -> int:
+def landed_through(spark, settings: Settings) -> int:
     """The newest landing run in the warehouse (0 before the first)."""
-    from cdc_warehouse.landing import MANIFEST_TABLE, newest_landing_run
+    from cdc_warehouse.landing import RawTables, newest_landing_run
 
-    return newest_landing_run(spark) if spark.catalog.tableExists(MANIFEST_TABLE) else 0
+    tables = RawTables(settings.raw_schema)
+    return newest_landing_run(spark, tables) if spark.catalog.tableExists(tables.manifest) else 0
 
 
 # How many unread files a run names in its output (the table holds them all).
@@ -153,9 +154,10 @@ UNREAD_FILES_SHOWN = 10
 
 
 def land_files(spark, settings: Settings) -> LandingReport:
-    from cdc_warehouse.landing import UNREAD_TABLE, land
+    from cdc_warehouse.landing import RawTables, land
 
-    report = land(spark, settings.landing_root, settings.partial_line_wait_seconds)
+    tables = RawTables(settings.raw_schema)
+    report = land(spark, tables, settings.landing_root, settings.partial_line_wait_seconds)
     root = settings.landing_root
     landed = (
         f"landing run {report.landing_run}: {report.files} new or grown files, {report.lines} "
@@ -177,7 +179,7 @@ def land_files(spark, settings: Settings) -> LandingReport:
             f"cdcw: {len(report.unread)} files not read (a kind or a place this version does "
             f"not read), left in place: {', '.join(shown)}"
             + (f" and {more} more" if more else "")
-            + f"; all of them in {UNREAD_TABLE}",
+            + f"; all of them in {tables.unread}",
             file=sys.stderr,
         )
     return report
@@ -204,15 +206,14 @@ def with_dbt_vars(args: Sequence[str], extra: dict[str, object]) -> list[str]:
     return [*full, "--vars", merged("{}")]
 
 
-def test_scope_vars(built_through: int | None, dbt_build_args: Sequence[str]) -> dict[str, int]:
+def test_scope_vars(
+    built_through: int | None, dbt_build_args: Sequence[str], test_every_row: bool = False
+) -> dict[str, int]:
     """`cdcw run` tests only what its build rewrites (macros/test_scope.sql): rows of landing
     runs after `built_through`, the newest run cdc_history reflected before the build. A full
-    refresh rewrites everything, so it tests everything; so does CDC_TEST_SCOPE=all."""
-    if (
-        built_through is None
-        or "--full-refresh" in dbt_build_args
-        or os.environ.get("CDC_TEST_SCOPE", "changed") == "all"
-    ):
+    refresh rewrites everything, so it tests everything; so does CDC_TEST_SCOPE=all
+    (`test_every_row`)."""
+    if built_through is None or "--full-refresh" in dbt_build_args or test_every_row:
         return {}
     return {"cdc_test_from_landing_run": built_through + 1}
 
@@ -273,7 +274,7 @@ def build(
 ) -> bool:
     """`dbt build` as the scheduled job runs it; the marts' tests read the rows of landing runs
     after `tested_through_run` (None: every row)."""
-    scope = test_scope_vars(tested_through_run, build_args)
+    scope = test_scope_vars(tested_through_run, build_args, settings.test_every_row)
     return run_dbt(with_dbt_vars(["build", *build_args], scope), settings)
 
 
@@ -282,14 +283,18 @@ NODE_CHOICES = ("--select", "-s", "--models", "-m", "--exclude", "--selector", "
 
 
 def family_selection(
-    spark, last: build_record.BuildRecord | None, digest: str, build_args: Sequence[str]
+    spark,
+    settings: Settings,
+    last: build_record.BuildRecord | None,
+    digest: str,
+    build_args: Sequence[str],
 ) -> list[str]:
     """dbt arguments that build only the families with lines after the last successful build
     and everything downstream of them (the shared change log, the marts, their tests): a
     family's models hold their own watermark, so one with nothing new has nothing to do. Every
     node is built when there is no such build, anything else changed since (its fingerprint),
     or the caller chose the nodes."""
-    from cdc_warehouse.landing import FAMILIES, families_landed_after
+    from cdc_warehouse.landing import FAMILIES, RawTables, families_landed_after
 
     if (
         last is None
@@ -297,7 +302,7 @@ def family_selection(
         or any(arg.split("=", 1)[0] in NODE_CHOICES for arg in build_args)
     ):
         return []
-    families = families_landed_after(spark, last.landing_run)
+    families = families_landed_after(spark, RawTables(settings.raw_schema), last.landing_run)
     if not families or len(families) == len(FAMILIES):
         return []
     return ["--select", " ".join(f"{family.staging_model}+" for family in families)]
@@ -329,7 +334,7 @@ def build_new_landings(
         return True
     if not build_record.outlives_build(last, digest, build_args, settings.always_build):
         build_record.forget(settings.dbt_dir)
-    chosen = [*build_args, *family_selection(spark, last, digest, build_args)]
+    chosen = [*build_args, *family_selection(spark, settings, last, digest, build_args)]
     if not build(spark, chosen, settings, tested_through(spark, settings, last)):
         return False
     build_record.write(settings.dbt_dir, report.newest_run, digest)
@@ -355,7 +360,7 @@ def execute(argv: Sequence[str], settings: Settings) -> int:
         print("cdcw: `cdcw dbt` needs a dbt command, e.g. `cdcw dbt build`", file=sys.stderr)
         return 2
     with warehouse_lock(settings):
-        from cdc_warehouse.spark import metastore_run_lock
+        from cdc_warehouse.metastore_locks import metastore_run_lock
 
         spark = start_spark(settings)
         try:
@@ -380,11 +385,11 @@ def run_command(spark, command: str, rest: list[str], settings: Settings) -> int
         for table in maintenance.convert_landed_lines(spark, settings):
             print(f"cdcw: {table} is a Delta table now", file=sys.stderr)
         build_record.forget(settings.dbt_dir)
-        tag_commits(spark, landed_through(spark))
+        tag_commits(spark, landed_through(spark, settings))
         return 0 if run_dbt(["build", "--full-refresh"], settings) else 1
     if command == "dbt":
         build_record.forget(settings.dbt_dir)
-        tag_commits(spark, landed_through(spark))
+        tag_commits(spark, landed_through(spark, settings))
         return 0 if run_dbt(rest, settings) else 1
     report = land_files(spark, settings)
     if command == "land":

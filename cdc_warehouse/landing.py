@@ -40,12 +40,6 @@ from cdc_warehouse.table_format import tag_commits
 from python_udfs.datastream import avro_file_events
 from python_udfs.registry import RECORD_LINE, RecordReader, record_lines_mapper
 
-# CDC_SCHEMA_PREFIX keeps pipelines that share one metastore apart (macros/generate_schema_name).
-RAW_SCHEMA = os.environ.get("CDC_SCHEMA_PREFIX", "") + "cdc_raw"
-MANIFEST_TABLE = f"{RAW_SCHEMA}.landed_files"
-# The files under the landing root that the last landing run did not read, by name.
-UNREAD_TABLE = f"{RAW_SCHEMA}.unread_files"
-
 
 @dataclass(frozen=True)
 class Family:
@@ -58,10 +52,6 @@ class Family:
     record_readers: dict[str, RecordReader]
 
     @property
-    def table(self) -> str:
-        return f"{RAW_SCHEMA}.{self.name}_lines"
-
-    @property
     def staging_model(self) -> str:
         """The dbt model every other model of the family reads its lines through."""
         return f"stg_{self.name}__lines"
@@ -69,6 +59,26 @@ class Family:
     @property
     def suffixes(self) -> tuple[str, ...]:
         return self.text_suffixes + tuple(self.record_readers)
+
+
+@dataclass(frozen=True)
+class RawTables:
+    """The tables landing writes, in the raw schema (`Settings.raw_schema`: a schema prefix keeps
+    pipelines that share one metastore apart)."""
+
+    schema: str
+
+    @property
+    def manifest(self) -> str:
+        return f"{self.schema}.landed_files"
+
+    @property
+    def unread(self) -> str:
+        """The files under the landing root that the last landing run did not read, by name."""
+        return f"{self.schema}.unread_files"
+
+    def lines(self, family: Family) -> str:
+        return f"{self.schema}.{family.name}_lines"
 
 
 # Spark reads a gzip file's lines as those of the file it holds (by its .gz name); such a file
@@ -109,27 +119,27 @@ MANIFEST_COLUMNS = (
 )
 
 
-def ensure_raw_tables(spark: SparkSession) -> None:
-    spark.sql(f"create database if not exists {RAW_SCHEMA}")
+def ensure_raw_tables(spark: SparkSession, tables: RawTables) -> None:
+    spark.sql(f"create database if not exists {tables.schema}")
     spark.sql(
-        f"""create table if not exists {MANIFEST_TABLE} (
+        f"""create table if not exists {tables.manifest} (
               family string, source_name string, file_path string, size_bytes bigint,
               landed_at timestamp, landing_run bigint)
             using delta"""
     )
     # Added to the manifest of earlier versions too (null on their rows).
-    have = set(spark.table(MANIFEST_TABLE).columns)
+    have = set(spark.table(tables.manifest).columns)
     missing = [column for column in MANIFEST_FILE_STATE if column.split()[0] not in have]
     if missing:
-        spark.sql(f"alter table {MANIFEST_TABLE} add columns ({', '.join(missing)})")
+        spark.sql(f"alter table {tables.manifest} add columns ({', '.join(missing)})")
     spark.sql(
-        f"""create table if not exists {UNREAD_TABLE} (
+        f"""create table if not exists {tables.unread} (
               file_path string, size_bytes bigint, seen_at timestamp, landing_run bigint)
             using delta"""
     )
     for family in FAMILIES:
         spark.sql(
-            f"""create table if not exists {family.table} (
+            f"""create table if not exists {tables.lines(family)} (
                   source_name string, file_path string, line_number bigint, line string,
                   load_error string, landed_at timestamp, landing_run bigint)
                 using delta partitioned by (landing_run)"""
@@ -174,30 +184,32 @@ def unread_files(landing_root: Path) -> list[Path]:
     return sorted(unread)
 
 
-def _record_unread(spark: SparkSession, paths: list[Path], run: int, seen_at: datetime) -> None:
+def _record_unread(
+    spark: SparkSession, tables: RawTables, paths: list[Path], run: int, seen_at: datetime
+) -> None:
     """Replace the list of unread files with this run's (one commit)."""
     spark.createDataFrame(
         [(str(path), _size_now(path), seen_at, run) for path in paths],
         "file_path string, size_bytes bigint, seen_at timestamp, landing_run bigint",
-    ).write.insertInto(UNREAD_TABLE, overwrite=True)
+    ).write.insertInto(tables.unread, overwrite=True)
 
 
-def newest_landing_run(spark: SparkSession) -> int:
+def newest_landing_run(spark: SparkSession, tables: RawTables) -> int:
     """The newest landing run the manifest records (0: none yet)."""
-    return spark.sql(f"select max(landing_run) from {MANIFEST_TABLE}").first()[0] or 0
+    return spark.sql(f"select max(landing_run) from {tables.manifest}").first()[0] or 0
 
 
-def families_landed_after(spark: SparkSession, run: int) -> list[Family]:
+def families_landed_after(spark: SparkSession, tables: RawTables, run: int) -> list[Family]:
     """The families with files in landing runs after `run`, in FAMILIES order."""
     rows = spark.sql(
-        f"select distinct family from {MANIFEST_TABLE} where landing_run > {run}"
+        f"select distinct family from {tables.manifest} where landing_run > {run}"
     ).collect()
     landed = {row.family for row in rows}
     return [family for family in FAMILIES if family.name in landed]
 
 
-def _next_landing_run(spark: SparkSession) -> int:
-    return newest_landing_run(spark) + 1
+def _next_landing_run(spark: SparkSession, tables: RawTables) -> int:
+    return newest_landing_run(spark, tables) + 1
 
 
 FINGERPRINT_BYTES = 64 * 1024
@@ -300,13 +312,13 @@ def _finished(stat: os.stat_result, wait_seconds: int, now_us: int) -> bool:
     return now_us - _modified_us(stat) >= wait_seconds * 1_000_000
 
 
-def _landed_states(spark: SparkSession, family: Family) -> dict[str, FileState]:
+def _landed_states(spark: SparkSession, tables: RawTables, family: Family) -> dict[str, FileState]:
     """The state of each of the family's landed files after its newest landing."""
     rows = spark.sql(
         f"""select file_path, max_by(
                   struct(size_bytes, line_count, modified_us, fingerprint), landing_run
               ) as state
-            from {MANIFEST_TABLE} where family = '{family.name}' group by file_path"""
+            from {tables.manifest} where family = '{family.name}' group by file_path"""
     ).collect()
     return {
         row.file_path: FileState(
@@ -381,12 +393,14 @@ def _landed_bytes_unchanged(path: Path, known: FileState) -> bool:
     return known.fingerprint is None or fingerprint(path, known.size_bytes) == known.fingerprint
 
 
-def _resumed_files(spark: SparkSession, family: Family, run: int) -> list[tuple[str, Path, int]]:
+def _resumed_files(
+    spark: SparkSession, tables: RawTables, family: Family, run: int
+) -> list[tuple[str, Path, int]]:
     """(source_name, path, last line position) of the files whose lines an interrupted landing
     of `run` committed to the family's table before the manifest recorded them."""
     rows = spark.sql(
         f"""select source_name, file_path, max(line_number) as last_line
-            from {family.table} where landing_run = {run}
+            from {tables.lines(family)} where landing_run = {run}
             group by source_name, file_path"""
     ).collect()
     return [(row.source_name, Path(row.file_path), row.last_line) for row in rows]
@@ -523,13 +537,13 @@ def _manifest_row(
     )
 
 
-def _record_manifest(spark: SparkSession, rows: list[tuple]) -> None:
+def _record_manifest(spark: SparkSession, tables: RawTables, rows: list[tuple]) -> None:
     """The run's commit: from now on its files count as landed and models read its lines."""
-    spark.createDataFrame(rows, MANIFEST_COLUMNS).write.insertInto(MANIFEST_TABLE)
+    spark.createDataFrame(rows, MANIFEST_COLUMNS).write.insertInto(tables.manifest)
 
 
-def _lines_of_run(spark: SparkSession, family: Family, run: int) -> int:
-    return spark.table(family.table).where(F.col("landing_run") == run).count()
+def _lines_of_run(spark: SparkSession, tables: RawTables, family: Family, run: int) -> int:
+    return spark.table(tables.lines(family)).where(F.col("landing_run") == run).count()
 
 
 def _size_now(path: Path) -> int | None:
@@ -540,12 +554,14 @@ def _size_now(path: Path) -> int | None:
         return None
 
 
-def land(spark: SparkSession, landing_root: Path, partial_line_wait_seconds: int) -> LandingReport:
+def land(
+    spark: SparkSession, tables: RawTables, landing_root: Path, partial_line_wait_seconds: int
+) -> LandingReport:
     """Append each file's not-yet-landed lines to its family's raw table and report the landed
     files that changed, then record them all in the manifest; finish first what an interrupted
     run of the same number began."""
-    ensure_raw_tables(spark)
-    run = _next_landing_run(spark)
+    ensure_raw_tables(spark, tables)
+    run = _next_landing_run(spark, tables)
     tag_commits(spark, run)
     landed_at = datetime.now(UTC).replace(tzinfo=None)
     now_us = time.time_ns() // 1000
@@ -553,7 +569,7 @@ def land(spark: SparkSession, landing_root: Path, partial_line_wait_seconds: int
     total_lines = 0
     conflicted: list[Path] = []
     for family in FAMILIES:
-        resumed = _resumed_files(spark, family, run)
+        resumed = _resumed_files(spark, tables, family, run)
         manifest_rows.extend(
             _manifest_row(
                 family,
@@ -568,13 +584,13 @@ def land(spark: SparkSession, landing_root: Path, partial_line_wait_seconds: int
         resumed_paths = {str(path) for _, path, _ in resumed}
         arrivals, conflicts = plan_landing(
             [f for f in list_family_files(landing_root, family) if str(f[1]) not in resumed_paths],
-            _landed_states(spark, family),
+            _landed_states(spark, tables, family),
             partial_line_wait_seconds,
             now_us,
         )
         if not arrivals and not conflicts:
             if resumed:
-                total_lines += _lines_of_run(spark, family, run)
+                total_lines += _lines_of_run(spark, tables, family, run)
             continue
         frames = []
         text = [a for a in arrivals if a.path.name.endswith(family.text_suffixes)]
@@ -598,8 +614,8 @@ def land(spark: SparkSession, landing_root: Path, partial_line_wait_seconds: int
         # Twice the largest size seen: a file that grows before Spark lists it stays whole.
         largest = max((_size_now(a.path) or 0 for a in arrivals), default=0)
         with _one_partition_per_file(spark, 2 * largest):
-            batch.write.insertInto(family.table)
-        total_lines += _lines_of_run(spark, family, run)
+            batch.write.insertInto(tables.lines(family))
+        total_lines += _lines_of_run(spark, tables, family, run)
         manifest_rows.extend(
             _manifest_row(family, a.source_name, a.path, a.state, landed_at, run) for a in arrivals
         )
@@ -608,9 +624,9 @@ def land(spark: SparkSession, landing_root: Path, partial_line_wait_seconds: int
         )
         conflicted.extend(c.path for c in conflicts)
     if manifest_rows:
-        _record_manifest(spark, manifest_rows)
+        _record_manifest(spark, tables, manifest_rows)
     unread = unread_files(landing_root)
-    _record_unread(spark, unread, run, landed_at)
+    _record_unread(spark, tables, unread, run, landed_at)
     return LandingReport(
         landing_run=run,
         files=len(manifest_rows),

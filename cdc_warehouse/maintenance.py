@@ -102,8 +102,7 @@ def convert_landed_lines(spark: SparkSession, settings: Settings) -> list[str]:
     """The raw tables and the manifest of a parquet warehouse become Delta tables where they
     are (CONVERT TO DELTA writes a log over the existing files): nothing is landed again. The
     models are then rebuilt from them (`cdcw upgrade` runs a full refresh)."""
-    raw_schema = settings.table_schemas[0]
-    converted = tables_in_format(spark, (raw_schema,), "parquet")
+    converted = tables_in_format(spark, (settings.raw_schema,), "parquet")
     for table in converted:
         spark.sql(f"convert to delta {table}")
     return converted

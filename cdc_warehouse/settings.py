@@ -33,6 +33,8 @@ DEFAULT_RETENTION_HOURS = 168
 # A file's last line without its newline is held back as being written, until the file has not
 # changed for this long (then it lands as it is): a writer stops mid-line for seconds at most.
 PARTIAL_LINE_WAIT = "CDC_PARTIAL_LINE_WAIT_SECONDS"
+# The Thrift server serves this machine only unless told otherwise.
+DEFAULT_THRIFT_HOST = "127.0.0.1"
 DEFAULT_PARTIAL_LINE_WAIT_SECONDS = 300
 
 # JDBC metastores whose driver class (and, for PostgreSQL, Debian's jar) we know.
@@ -101,6 +103,10 @@ class Settings:
     mart_schema: str = "default"
     # CDC_ALWAYS_BUILD: `cdcw run` builds even when nothing changed since its last build.
     always_build: bool = False
+    # CDC_TEST_SCOPE=all: `cdcw run` tests every row, not only those its build rewrote.
+    test_every_row: bool = False
+    # CDC_THRIFT_HOST: the address the Thrift server listens on.
+    thrift_host: str = DEFAULT_THRIFT_HOST
     # CDC_CLASS_ARCHIVE: where the driver JVM's class archive is kept (None: not used).
     class_archive_dir: Path | None = None
     # CDC_RETENTION_HOURS: how far back `cdcw maintain` keeps the tables' earlier versions.
@@ -111,6 +117,11 @@ class Settings:
     partial_line_wait_seconds: int = DEFAULT_PARTIAL_LINE_WAIT_SECONDS
 
     @property
+    def raw_schema(self) -> str:
+        """The database of the landed lines and the manifest (cdc_warehouse/landing.py)."""
+        return f"{self.schema_prefix}cdc_raw"
+
+    @property
     def internal_schema(self) -> str:
         """The database of the intermediate models (macros/generate_schema_name.sql)."""
         return f"{self.schema_prefix}cdc_internal"
@@ -118,7 +129,7 @@ class Settings:
     @property
     def table_schemas(self) -> tuple[str, ...]:
         """The databases that hold the tables the project writes (staging holds views only)."""
-        return (f"{self.schema_prefix}cdc_raw", self.internal_schema, self.mart_schema)
+        return (self.raw_schema, self.internal_schema, self.mart_schema)
 
     @property
     def metastore_dir(self) -> Path:
@@ -237,6 +248,18 @@ def _always_build(value: str) -> bool:
     return ALWAYS_BUILD_VALUES[flag]
 
 
+TEST_SCOPE = "CDC_TEST_SCOPE"
+TEST_SCOPES = {"": False, "changed": False, "all": True}
+
+
+def _test_every_row(value: str) -> bool:
+    """A misspelt scope must not quietly test less than asked."""
+    scope = value.strip().lower()
+    if scope not in TEST_SCOPES:
+        raise SettingsError(f"{TEST_SCOPE} must be changed (the default) or all, not {value!r}")
+    return TEST_SCOPES[scope]
+
+
 def _retention_hours(value: str) -> int:
     """Hours of earlier table versions that maintenance keeps (time travel reaches back as far)."""
     text = value.strip() or str(DEFAULT_RETENTION_HOURS)
@@ -320,6 +343,8 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         schema_prefix=prefix,
         mart_schema=env.get("CDC_SCHEMA", "").strip() or "default",
         always_build=_always_build(env.get(ALWAYS_BUILD, "")),
+        test_every_row=_test_every_row(env.get(TEST_SCOPE, "")),
+        thrift_host=env.get("CDC_THRIFT_HOST", "").strip() or DEFAULT_THRIFT_HOST,
         class_archive_dir=archive_dir(env),
         retention_hours=_retention_hours(env.get(RETENTION_HOURS, "")),
         sql_conf=_sql_conf(env.get(SQL_CONF_SETTING, "")),

@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
         print(__doc__, file=sys.stderr)
         return 2
     port = args[0] if args else "10000"
-    host = os.environ.get("CDC_THRIFT_HOST", "127.0.0.1")
+    host = settings.thrift_host
     # Static settings: they must reach the JVM before it starts.
     os.environ["PYSPARK_SUBMIT_ARGS"] = (
         "--conf spark.sql.hive.thriftServer.singleSession=true "

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from cdc_warehouse.metastore_locks import METASTORE_LOCKS, run_lock_name
 from cdc_warehouse.settings import PROJECT_DIR, load_settings
-from cdc_warehouse.spark import METASTORE_LOCKS, run_lock_name
 from tests.conftest import BUILD_WITHOUT_TESTS, patched_env
 from tests.pg.postgres import LocalPostgres, ensure_jdbc_driver
 
@@ -39,7 +39,8 @@ PIPELINES = {
 }
 
 # Every table created in the metastore database, and whether some session held an advisory lock
-# (the start-up lock of spark.open_shared_metastore; nothing else takes one here) at that time.
+# (the start-up lock of metastore_locks.open_shared_metastore; nothing else takes one here) at
+# that time.
 RECORD_TABLE_CREATION = """
 create table cdc_test_table_creation (table_name text, lock_held boolean);
 create function cdc_test_record_table_creation() returns event_trigger

@@ -103,14 +103,13 @@ def test_two_state_directories_on_one_warehouse_and_prefix_are_refused(tmp_path)
         pass
 
 
-def test_run_tests_the_landing_runs_after_what_history_reflected(monkeypatch):
-    monkeypatch.delenv("CDC_TEST_SCOPE", raising=False)
+def test_run_tests_the_landing_runs_after_what_history_reflected():
     assert cli.test_scope_vars(7, ["--select", "cdc_history+"]) == {"cdc_test_from_landing_run": 8}
     # Nothing built yet, a full refresh, or an operator asking for everything: no scope.
     assert cli.test_scope_vars(None, []) == {}
     assert cli.test_scope_vars(7, ["--full-refresh"]) == {}
-    monkeypatch.setenv("CDC_TEST_SCOPE", "all")
-    assert cli.test_scope_vars(7, []) == {}
+    every_row = load_settings({"CDC_TEST_SCOPE": "all"}).test_every_row
+    assert cli.test_scope_vars(7, [], every_row) == {}
 
 
 def test_scope_var_joins_the_callers_vars_which_win():
@@ -137,11 +136,12 @@ def test_a_build_chooses_its_families_only_after_a_like_build(tmp_path):
     successful build, after anything changed since it, or when the caller chose the nodes."""
     record = build_record.BuildRecord(landing_run=3, fingerprint="same", finished_at="then")
     no_spark = None
-    assert cli.family_selection(no_spark, None, "same", []) == []
-    assert cli.family_selection(no_spark, record, "changed", []) == []
+    settings = load_settings({"CDC_WAREHOUSE_DIR": str(tmp_path)})
+    assert cli.family_selection(no_spark, settings, None, "same", []) == []
+    assert cli.family_selection(no_spark, settings, record, "changed", []) == []
     for chosen in (["--select", "cdc_history"], ["--exclude=stg_spanner__lines"], ["-s", "x"]):
-        assert cli.family_selection(no_spark, record, "same", chosen) == []
-    assert cli.family_selection(no_spark, record, "same", ["--full-refresh"]) == []
+        assert cli.family_selection(no_spark, settings, record, "same", chosen) == []
+    assert cli.family_selection(no_spark, settings, record, "same", ["--full-refresh"]) == []
 
 
 def test_an_unforeseen_failure_is_one_sentence_and_exit_4_with_the_traceback_in_a_file(

@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 
 from cdc_warehouse import cli
+from cdc_warehouse.landing import RawTables
+from cdc_warehouse.metastore_locks import run_lock_name
 from cdc_warehouse.settings import PROJECT_DIR, SettingsError, load_settings
 from cdc_warehouse.spark import (
     SQL_CONF,
     metastore_conf,
-    run_lock_name,
     session_conf,
     sql_conf,
     udf_archive,
@@ -194,6 +195,29 @@ def test_the_schema_prefix_must_be_an_identifier():
     assert load_settings({"CDC_SCHEMA_PREFIX": "team_a_"}).schema_prefix == "team_a_"
     with pytest.raises(SettingsError, match="letters, digits"):
         load_settings({"CDC_SCHEMA_PREFIX": "a; drop"})
+
+
+def test_the_schema_prefix_names_every_schema_the_project_writes():
+    """Landing reads the prefix from the settings it is given, so two pipelines in one process
+    keep apart."""
+    settings = load_settings({"CDC_SCHEMA_PREFIX": "team_a_", "CDC_SCHEMA": "marts"})
+    assert settings.raw_schema == "team_a_cdc_raw"
+    assert RawTables(settings.raw_schema).manifest == "team_a_cdc_raw.landed_files"
+    assert settings.table_schemas == ("team_a_cdc_raw", "team_a_cdc_internal", "marts")
+    assert load_settings({}).raw_schema == "cdc_raw"
+
+
+def test_the_test_scope_is_changed_rows_or_all_and_nothing_else():
+    assert load_settings({}).test_every_row is False
+    assert load_settings({"CDC_TEST_SCOPE": "changed"}).test_every_row is False
+    assert load_settings({"CDC_TEST_SCOPE": " ALL "}).test_every_row is True
+    with pytest.raises(SettingsError, match="CDC_TEST_SCOPE must be changed"):
+        load_settings({"CDC_TEST_SCOPE": "everything"})
+
+
+def test_the_thrift_server_listens_on_this_machine_unless_told():
+    assert load_settings({}).thrift_host == "127.0.0.1"
+    assert load_settings({"CDC_THRIFT_HOST": "0.0.0.0"}).thrift_host == "0.0.0.0"
 
 
 def test_every_session_gets_the_same_sql_settings():
