@@ -29,6 +29,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/sqlfluff lint models macros tests
+	$(BIN)/mypy
 
 test: lint
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --no-loadscope-reorder

@@ -104,7 +104,8 @@ def finish_dump(jvm: subprocess.Popen, dump_to: Path, archive: Path) -> bool:
     """End the JVM the way Python's exit would (its stdin closes), wait until it has written the
     archive, and give the archive its name only then."""
     with contextlib.suppress(OSError):
-        jvm.stdin.close()
+        if jvm.stdin is not None:
+            jvm.stdin.close()
     try:
         code = jvm.wait(timeout=DUMP_WAIT_SECONDS)
     except subprocess.TimeoutExpired:
@@ -121,10 +122,13 @@ def finish_at_exit(spark, dumping: ArchivePlan) -> None:
     """Called once the session's JVM is up with a plan that dumps: at interpreter exit, stop
     Spark and let the JVM write the archive before the process ends."""
     jvm = spark.sparkContext._gateway.proc
+    dump_to, archive = dumping.dump_to, dumping.archive
+    if dump_to is None or archive is None:
+        return
 
     def finish() -> None:
         with contextlib.suppress(Exception):
             spark.stop()
-        finish_dump(jvm, dumping.dump_to, dumping.archive)
+        finish_dump(jvm, dump_to, archive)
 
     atexit.register(finish)

@@ -21,7 +21,7 @@ import fcntl
 import os
 import sys
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -185,7 +185,7 @@ def land_files(spark, settings: Settings) -> LandingReport:
     return report
 
 
-def with_dbt_vars(args: Sequence[str], extra: dict[str, object]) -> list[str]:
+def with_dbt_vars(args: Sequence[str], extra: Mapping[str, object]) -> list[str]:
     """The dbt arguments with `extra` vars added; a var the caller passed keeps its value."""
     import yaml
 
@@ -322,7 +322,7 @@ def build_new_landings(
     """The scheduled job's build, skipped when the last one saw everything there is."""
     digest = build_fingerprint(build_args, settings)
     last = build_record.read(settings.dbt_dir)
-    if build_record.up_to_date(
+    if last is not None and build_record.up_to_date(
         last, report.newest_run, report.files, digest, build_args, settings.always_build
     ):
         print(

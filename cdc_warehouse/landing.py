@@ -176,7 +176,7 @@ def unread_files(landing_root: Path) -> list[Path]:
     if not landing_root.is_dir():
         return []
     read = {path for family in FAMILIES for _, path in list_family_files(landing_root, family)}
-    unread = []
+    unread: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(landing_root):
         dirnames[:] = [d for d in dirnames if _is_landable(d)]
         paths = (Path(dirpath) / name for name in filenames if _is_landable(name))
@@ -196,7 +196,7 @@ def _record_unread(
 
 def newest_landing_run(spark: SparkSession, tables: RawTables) -> int:
     """The newest landing run the manifest records (0: none yet)."""
-    return spark.sql(f"select max(landing_run) from {tables.manifest}").first()[0] or 0
+    return spark.sql(f"select max(landing_run) from {tables.manifest}").collect()[0][0] or 0
 
 
 def families_landed_after(spark: SparkSession, tables: RawTables, run: int) -> list[Family]:
@@ -365,9 +365,12 @@ def plan_landing(
             start, lines_before = 0, 0
         elif grows and size >= known.size_bytes and _landed_bytes_unchanged(path, known):
             start = known.size_bytes
-            lines_before = known.line_count
-            if lines_before is None:  # landed by an earlier version, whole
-                lines_before = complete_lines(path, 0, start, 0, True)[1]
+            lines_before = (
+                known.line_count
+                if known.line_count is not None
+                # landed by an earlier version, whole
+                else complete_lines(path, 0, start, 0, True)[1]
+            )
         else:
             now = "cut to" if size < known.size_bytes else "changed, now"
             reason = (
@@ -460,7 +463,10 @@ def _one_partition_per_file(spark: SparkSession, largest_file: int) -> Iterator[
         yield
     finally:
         for key, value in saved.items():
-            spark.conf.set(key, value)
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
 
 
 def _text_lines(spark: SparkSession, arrivals: list[Arrival]) -> DataFrame:
@@ -565,7 +571,7 @@ def land(
     tag_commits(spark, run)
     landed_at = datetime.now(UTC).replace(tzinfo=None)
     now_us = time.time_ns() // 1000
-    manifest_rows = []
+    manifest_rows: list[tuple] = []
     total_lines = 0
     conflicted: list[Path] = []
     for family in FAMILIES:

@@ -54,7 +54,7 @@ def vacuum_is_due(spark: SparkSession, table: str, retention_hours: int) -> bool
     there is nothing VACUUM may delete, and the jobs and two log commits it spends finding that
     out are saved. Files and directories whose names start with `_` or `.` are not listed,
     as VACUUM leaves them alone too."""
-    location = spark.sql(f"describe detail {table}").first().location
+    location = spark.sql(f"describe detail {table}").collect()[0].location
     cutoff = datetime.now(UTC) - timedelta(hours=retention_hours)
     old_files = (
         spark.read.format("binaryFile")
@@ -76,7 +76,7 @@ def maintain(spark: SparkSession, settings: Settings) -> list[Upkeep]:
     done = []
     for table in delta_tables(spark, settings.table_schemas):
         started = time.perf_counter()
-        metrics = spark.sql(f"optimize {table}").first().metrics
+        metrics = spark.sql(f"optimize {table}").collect()[0].metrics
         vacuumed = vacuum_is_due(spark, table, settings.retention_hours)
         if vacuumed:
             spark.sql(f"vacuum {table} retain {settings.retention_hours} hours")

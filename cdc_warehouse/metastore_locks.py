@@ -10,6 +10,7 @@ import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 from xml.etree import ElementTree
 
 import pyspark
@@ -19,10 +20,18 @@ from pyspark.sql import SparkSession
 from cdc_warehouse.settings import Metastore, Settings, WarehouseBusy, by_url_prefix
 
 
+def _jvm(spark: SparkSession) -> Any:
+    """The driver JVM (a Connect client has none, and never takes these locks)."""
+    jvm = spark.sparkContext._jvm
+    if jvm is None:
+        raise RuntimeError("the metastore locks need the driver JVM")
+    return jvm
+
+
 @contextmanager
-def _connection(spark: SparkSession, metastore: Metastore) -> Iterator:
+def _connection(spark: SparkSession, metastore: Metastore) -> Iterator[Any]:
     """A JDBC connection to the metastore's database, closed on leaving (its locks with it)."""
-    connection = spark.sparkContext._jvm.java.sql.DriverManager.getConnection(
+    connection = _jvm(spark).java.sql.DriverManager.getConnection(
         metastore.url, metastore.user, metastore.password
     )
     try:
@@ -99,8 +108,11 @@ def metastore_run_lock(spark: SparkSession, settings: Settings) -> Iterator[None
     warehouse and prefix: a second stops at once (WarehouseBusy) instead of landing the same
     files again into the same tables."""
     metastore = settings.metastore
-    query = None if metastore is None else by_url_prefix(RUN_LOCKS, metastore.url)
-    if query is None or metastore.is_service:
+    if metastore is None or metastore.is_service:
+        yield
+        return
+    query = by_url_prefix(RUN_LOCKS, metastore.url)
+    if query is None:
         yield
         return
     with _connection(spark, metastore) as connection:
@@ -140,7 +152,7 @@ def _create_metastore_tables(spark: SparkSession) -> None:
     mapped class once, through Hive's own persistence layer, so the lock covers them all. Done
     before the client starts: the client then replaces this persistence factory (its settings
     differ) while still under the lock, instead of after it."""
-    jvm = spark.sparkContext._jvm
+    jvm = _jvm(spark)
     hive_conf = jvm.org.apache.hadoop.hive.conf.HiveConf(
         spark._jsc.hadoopConfiguration(),
         jvm.java.lang.Class.forName("org.apache.hadoop.hive.conf.HiveConf"),

@@ -22,7 +22,7 @@ from cdc_warehouse import class_archive, table_format
 from cdc_warehouse.class_archive import ArchivePlan
 from cdc_warehouse.metastore_locks import open_shared_metastore
 from cdc_warehouse.prereqs import java_executable
-from cdc_warehouse.settings import CONNECT, Settings
+from cdc_warehouse.settings import CONNECT, Settings, SettingsError
 
 # SQL settings every session gets, Connect sessions included (runtime settings only).
 SQL_CONF = {
@@ -191,6 +191,8 @@ def _connect_session(settings: Settings) -> SparkSession:
     warnings.filterwarnings(
         "ignore", message="Failed to set spark.sql.catalogImplementation", category=UserWarning
     )
+    if settings.spark_remote is None:
+        raise SettingsError("CDC_TARGET=connect needs SPARK_REMOTE (sc://host:port)")
     builder = SparkSession.builder.remote(settings.spark_remote)
     conf = sql_conf(settings)
     for key, value in conf.items():

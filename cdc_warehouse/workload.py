@@ -170,7 +170,7 @@ def plan_base(spec: Spec, family: str, n: int) -> Plan:
     is_new = rng.random(n) < NEW_KEY_SHARE
     is_new[0] = True
     created = np.cumsum(is_new)
-    existing = created - is_new  # keys that exist before this change
+    existing: np.ndarray = created - is_new  # keys that exist before this change
     safe = np.maximum(existing, 1)
     choice = rng.random(n)
     offset = np.floor(rng.exponential(max(1.0, RECENT_WINDOW * created[-1]), n)).astype(np.int64)
@@ -548,8 +548,8 @@ def _dbz_schemas() -> tuple[str, str]:
         "optional": False,
         "name": "pg_main.public.documents.Key",
     }
-    compact = {"separators": (",", ":")}
-    return json.dumps(key, **compact), json.dumps(value, **compact)
+    compact = (",", ":")
+    return json.dumps(key, separators=compact), json.dumps(value, separators=compact)
 
 
 _DBZ_KEY_SCHEMA, _DBZ_VALUE_SCHEMA = _dbz_schemas()
@@ -842,8 +842,10 @@ def _pgoutput_file(chunk: Chunk, plan: Plan, seed: int) -> tuple[list[str], File
     if carry is not None and len(carry):
         # The slot read ends while this streamed transaction is open: its first block now,
         # everything again (from first_segment = 1) in the next read.
-        block = _pg_stream_blocks(plan, carry[:STREAM_BLOCK], FileStats(), count_events=False)
-        lines.extend(block[0])
+        first_blocks = _pg_stream_blocks(
+            plan, carry[:STREAM_BLOCK], FileStats(), count_events=False
+        )
+        lines.extend(first_blocks[0])
         stats.resent_open_txns += 1
     stats.lines = len(lines)
     return lines, stats
@@ -1051,8 +1053,8 @@ def _ds_chunks(spec: Spec, plan: Plan, mode: str | None) -> list[Chunk]:
             if parts and len(parts[-1]) >= 2 and mode is None:
                 # The tail of the last file is a small file that lands twice under two names.
                 tail = max(1, min(200, len(parts[-1]) // 100))
-                parts[-1], twice = parts[-1][:-tail], parts[-1][-tail:]
-                parts.append(twice)
+                parts[-1], tail_part = parts[-1][:-tail], parts[-1][-tail:]
+                parts.append(tail_part)
                 twice_number = len(parts) - 1
             for number, part in enumerate(parts):
                 stream, schema, table, _ = DS_SOURCES[source]
@@ -1100,7 +1102,7 @@ def _dbz_chunks(
 ) -> list[Chunk]:
     rng = np.random.default_rng([spec.seed, 23, TOPUP_MODES.index(mode) + 1 if mode else 0])
     sub = _sub_source("debezium", plan.key)
-    chunks = []
+    chunks: list[Chunk] = []
     for wave in np.unique(plan.wave):
         for server in range(len(DBZ_SERVERS)):
             name, _, _, _, schema, table, partitions = DBZ_SERVERS[server]
@@ -1225,12 +1227,12 @@ def _tasks(spec: Spec, out: Path) -> tuple[list[tuple[str, Chunk, str, int]], di
             "late_files": 0,
         }
         plans: list[tuple[str, Plan, str | None]] = [("base", base, None)]
-        for mode in TOPUP_MODES:
-            topup = plan_topup(spec, base, mode)
-            _PLANS[(family, mode)] = topup
-            plans.append((mode, topup, mode))
-            facts[family]["live_keys"][mode] = len(topup.live)
-            facts[family]["topup_events"][mode] = len(topup.key)
+        for topup_mode in TOPUP_MODES:
+            topup = plan_topup(spec, base, topup_mode)
+            _PLANS[(family, topup_mode)] = topup
+            plans.append((topup_mode, topup, topup_mode))
+            facts[family]["live_keys"][topup_mode] = len(topup.live)
+            facts[family]["topup_events"][topup_mode] = len(topup.key)
         for plan_key, plan, mode in plans:
             if family == "datastream":
                 chunks = _ds_chunks(spec, plan, mode)

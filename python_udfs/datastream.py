@@ -328,14 +328,13 @@ def _key(
     one names its row's row_id: without a declared key that is the identity (a row keeps its
     row_id until it moves: ALTER TABLE ... MOVE, an update across partitions with row movement
     enabled, SHRINK SPACE). Other tables without any key are identified by their whole row."""
-    columns, basis = _key_columns(payload, meta, declared_keys, source_name, source_table)
-    if columns is None and source_type == "oracle":
+    found = _key_columns(payload, meta, declared_keys, source_name, source_table)
+    if found is None and source_type == "oracle":
         row_id = _text_field(meta, "row_id")
         if not row_id:
             raise _BadEvent("missing field: source_metadata.row_id (the key of an Oracle row)")
         return {ORACLE_ROW_KEY: row_id}, ROW_ID_KEY
-    if columns is None:
-        columns, basis = sorted(payload), WHOLE_ROW_KEY
+    columns, basis = found if found is not None else (sorted(payload), WHOLE_ROW_KEY)
     missing = [column for column in columns if column not in payload]
     if missing:
         raise _BadEvent(f"key column {missing[0]!r} missing from payload")
@@ -348,7 +347,7 @@ def _key_columns(
     declared_keys: KeyLookup | None,
     source_name: str,
     source_table: str,
-) -> tuple[list[str] | None, str | None]:
+) -> tuple[list[str], str] | None:
     """The declared or reported key columns and where they were found; None when neither names
     any."""
     if declared_keys is not None:
@@ -365,7 +364,7 @@ def _key_columns(
         if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns):
             raise _BadEvent(f"bad source_metadata.{field}: {columns!r}")
         return columns, field
-    return None, None
+    return None
 
 
 def _required(meta: dict[str, Any], *fields: str) -> list[Any]:
@@ -560,7 +559,7 @@ def _datetime_value(value: dict[str, Any]) -> dt.datetime:
     return dt.datetime.combine(date, time)
 
 
-def _avro_record_to_line(schema: Any, record: dict[str, Any], names: dict[str, Any]) -> str:
+def _avro_record_to_line(schema: Any, record: Any, names: dict[str, Any]) -> str:
     event = _from_avro(schema, record, names)
     if isinstance(event.get("payload"), dict):
         event["payload"] = normalize(event["payload"])

@@ -504,7 +504,9 @@ def _date(text: str) -> dt.date | str:
 def _wall_clock(groups: tuple[str | None, ...]) -> dt.datetime:
     """The datetime of regex groups year, month, day, hour, minute, second, fraction."""
     *fields, fraction = groups
-    return dt.datetime(*(int(g) for g in fields), int((fraction or "").ljust(6, "0")))
+    year, month, day, hour, minute, second = (int(field or "0") for field in fields)
+    microsecond = int((fraction or "").ljust(6, "0"))
+    return dt.datetime(year, month, day, hour, minute, second, microsecond)
 
 
 def _timestamp(text: str) -> dt.datetime | str:
@@ -648,6 +650,7 @@ def _array_items(text: str, pos: int) -> tuple[_Items, int]:
     while True:
         pos = _skip_space(text, pos)
         opener = text[pos : pos + 1]
+        item: _Items | str | None
         if opener == "{":
             item, pos = _array_items(text, pos)
         elif opener == '"':
@@ -666,7 +669,7 @@ def _array_items(text: str, pos: int) -> tuple[_Items, int]:
 
 def _quoted_element(text: str, pos: int) -> tuple[str, int]:
     """A double-quoted element from just after its quote; backslash escapes the next char."""
-    chars = []
+    chars: list[str] = []
     while pos < len(text):
         char = text[pos]
         if char == '"':

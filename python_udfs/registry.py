@@ -72,7 +72,8 @@ def per_row_udf(schema: str, parse: Callable[..., Any], *fixed_args: Any) -> Cal
     column of Spark type `schema`."""
     result_type = _arrow_type(schema)
 
-    @arrow_udf(schema)
+    # The eval type comes from the type hints; pyspark's stubs know only the forms that name it.
+    @arrow_udf(schema)  # type: ignore[call-overload]
     def apply(*columns: pa.Array) -> pa.Array:
         rows = zip(*(column.to_pylist() for column in columns), strict=True)
         return _column((parse(*row, *fixed_args) for row in rows), result_type)

@@ -293,7 +293,7 @@ def _data_change_rows(
     commit_ns = _instant_ns(record, "commit_timestamp")
     transaction = _text(record, "server_transaction_id")
     sequence = _sequence(record)
-    identity = {
+    identity: dict[str, Any] = {
         "record_kind": "data_change",
         "partition_token": token,
         "record_ts": commit_ns // 1000,
