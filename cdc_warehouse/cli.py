@@ -17,331 +17,30 @@ cdcw bench --scale N [--out F] generate a workload and measure the pipeline agai
 
 from __future__ import annotations
 
-import fcntl
-import os
 import sys
 import traceback
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from pathlib import Path
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
 
 from cdc_warehouse import build_record, prereqs, run_summary
 from cdc_warehouse.settings import (
-    ALWAYS_BUILD,
     CONNECT,
     LOCAL,
-    PROJECT_DIR,
     JarsMissing,
     Settings,
     SettingsError,
     WarehouseBusy,
     load_settings,
 )
-
-if TYPE_CHECKING:
-    from cdc_warehouse.landing import LandingReport
+from cdc_warehouse.steps import (
+    build_new_landings,
+    land_files,
+    landed_through,
+    run_dbt,
+    start_spark,
+    warehouse_lock,
+)
 
 USAGE = __doc__ or ""
-
-
-def busy_message(settings: Settings, holder: str) -> str:
-    if settings.embedded_metastore:
-        return (
-            f"another cdcw process (pid {holder}) is using the warehouse "
-            f"{settings.warehouse_dir}; the embedded metastore allows one at a time"
-        )
-    return (
-        f"another cdcw process (pid {holder}) is using {settings.warehouse_dir} (dbt target and "
-        "logs), one at a time; give each concurrent run its own CDC_STATE_DIR"
-    )
-
-
-def shared_warehouse_message(settings: Settings, holder: str) -> str:
-    return (
-        f"another cdcw process ({holder}) is using the warehouse {settings.shared_warehouse_dir} "
-        f"under the same schema prefix ({settings.schema_prefix or 'none'}) from another "
-        "CDC_STATE_DIR; one run at a time per warehouse and prefix"
-    )
-
-
-@contextmanager
-def warehouse_lock(settings: Settings) -> Iterator[None]:
-    """The embedded Derby metastore admits one process; a second run stops at once with a
-    clear message instead of a Derby stack trace, and touches nothing. With a shared metastore
-    (or a Connect server) runs may overlap, each with its own local directory: dbt's target
-    directory is still one process's. A warehouse directory apart from the installation's
-    carries a lock of its own, per schema prefix: two installations (each with its own
-    metastore, or one shared) never write the same tables at once."""
-    pid = str(os.getpid())
-    with _held_lock(
-        settings.warehouse_dir / ".cdcw.lock", pid, lambda h: busy_message(settings, h)
-    ):
-        shared = settings.shared_warehouse_dir
-        if shared is None:
-            yield
-            return
-        lock = shared / f".cdcw-{settings.schema_prefix or 'tables'}.lock"
-        owner = f"pid {pid}, CDC_STATE_DIR {settings.warehouse_dir}"
-        with _held_lock(lock, owner, lambda h: shared_warehouse_message(settings, h)):
-            yield
-
-
-@contextmanager
-def _held_lock(lock_path: Path, owner: str, busy: Callable[[str], str]) -> Iterator[None]:
-    """An exclusive lock on `lock_path` that names its owner; WarehouseBusy if held."""
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    with lock_path.open("a+") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.seek(0)
-            holder = handle.read().strip() or "unknown"
-            raise WarehouseBusy(busy(holder)) from None
-        handle.seek(0)
-        handle.truncate()
-        handle.write(owner)
-        handle.flush()
-        try:
-            yield
-        finally:
-            handle.seek(0)
-            handle.truncate()
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def dbt_args(args: Sequence[str], settings: Settings) -> list[str]:
-    """Point dbt at this project and its profile unless the caller already did."""
-    full = list(args)
-    if "--project-dir" not in full:
-        full += ["--project-dir", str(PROJECT_DIR)]
-    if "--profiles-dir" not in full:
-        full += ["--profiles-dir", str(PROJECT_DIR / "profiles")]
-    return full
-
-
-def run_dbt(args: Sequence[str], settings: Settings) -> bool:
-    from dbt.cli.main import dbtRunner
-
-    os.environ["DBT_TARGET_PATH"] = str(settings.dbt_dir / "target")
-    os.environ["DBT_LOG_PATH"] = str(settings.dbt_dir / "logs")
-    result = dbtRunner().invoke(dbt_args(args, settings))
-    if result.exception is not None:
-        print(f"cdcw: dbt failed: {result.exception}", file=sys.stderr)
-    return bool(result.success)
-
-
-def start_spark(settings: Settings):
-    from cdc_warehouse.spark import build_session, ship_python_udfs
-    from python_udfs.registry import register_all
-
-    spark = build_session(settings)
-    ship_python_udfs(spark, settings)
-    register_all(spark, settings.tables_file)
-    return spark
-
-
-def landed_through(spark, settings: Settings) -> int:
-    """The newest landing run in the warehouse (0 before the first)."""
-    from cdc_warehouse.landing import RawTables, newest_landing_run
-
-    tables = RawTables(settings.raw_schema)
-    return newest_landing_run(spark, tables) if spark.catalog.tableExists(tables.manifest) else 0
-
-
-# How many unread files a run names in its output (the table holds them all).
-UNREAD_FILES_SHOWN = 10
-
-
-def land_files(spark, settings: Settings) -> LandingReport:
-    from cdc_warehouse.landing import RawTables, land
-
-    tables = RawTables(settings.raw_schema)
-    report = land(spark, tables, settings.landing_root, settings.partial_line_wait_seconds)
-    root = settings.landing_root
-    landed = (
-        f"landing run {report.landing_run}: {report.files} new or grown files, {report.lines} "
-        f"lines from {root}"
-        if report.files
-        else f"no new files in {root} (the newest landing run is {report.newest_run})"
-    )
-    print(f"cdcw: {landed}", file=sys.stderr)
-    for path in report.conflicts:
-        print(
-            f"cdcw: warning: {path.relative_to(root)} changed after it was landed; what changed "
-            "is not landed (a row in cdc_quarantine says what)",
-            file=sys.stderr,
-        )
-    if report.unread:
-        shown = [str(path.relative_to(root)) for path in report.unread[:UNREAD_FILES_SHOWN]]
-        more = len(report.unread) - len(shown)
-        print(
-            f"cdcw: {len(report.unread)} files not read (a kind or a place this version does "
-            f"not read), left in place: {', '.join(shown)}"
-            + (f" and {more} more" if more else "")
-            + f"; all of them in {tables.unread}",
-            file=sys.stderr,
-        )
-    return report
-
-
-def with_dbt_vars(args: Sequence[str], extra: Mapping[str, object]) -> list[str]:
-    """The dbt arguments with `extra` vars added; a var the caller passed keeps its value."""
-    import yaml
-
-    full = list(args)
-    if not extra:
-        return full
-
-    def merged(given: str) -> str:
-        return yaml.safe_dump({**extra, **(yaml.safe_load(given) or {})}, default_flow_style=True)
-
-    for index, arg in enumerate(full):
-        if arg == "--vars" and index + 1 < len(full):
-            full[index + 1] = merged(full[index + 1])
-            return full
-        if arg.startswith("--vars="):
-            full[index] = "--vars=" + merged(arg.removeprefix("--vars="))
-            return full
-    return [*full, "--vars", merged("{}")]
-
-
-def test_scope_vars(
-    built_through: int | None, dbt_build_args: Sequence[str], test_every_row: bool = False
-) -> dict[str, int]:
-    """`cdcw run` tests only what its build rewrites (macros/test_scope.sql): rows of landing
-    runs after `built_through`, the newest run cdc_history reflected before the build. A full
-    refresh rewrites everything, so it tests everything; so does CDC_TEST_SCOPE=all
-    (`test_every_row`)."""
-    if built_through is None or "--full-refresh" in dbt_build_args or test_every_row:
-        return {}
-    return {"cdc_test_from_landing_run": built_through + 1}
-
-
-def history_built_through(spark, settings: Settings) -> int | None:
-    history = f"{settings.mart_schema}.cdc_history"
-    if not spark.catalog.tableExists(history):
-        return None
-    return spark.sql(f"select max(last_landing_run) from {history}").first()[0]
-
-
-# What a key without a real one stands on, as the run's warning says it.
-KEYLESS_BASIS_TEXT = {
-    "row_id": "its Oracle ROWID, which changes when the row moves",
-    "whole_row": "the whole row, so an update leaves the old row live",
-}
-
-
-def tables_without_a_real_key(spark, settings: Settings, after_run: int) -> list[tuple[str, ...]]:
-    """(source_name, source_table, key_basis) of the Datastream tables whose events of landing
-    runs after `after_run` had neither a declared key nor one the source named."""
-    from python_udfs.datastream import KEYLESS_BASES
-
-    events = f"{settings.internal_schema}.int_datastream__events"
-    if not spark.catalog.tableExists(events) or "key_basis" not in spark.table(events).columns:
-        return []
-    bases = ", ".join(f"'{basis}'" for basis in KEYLESS_BASES)
-    rows = spark.sql(
-        f"select distinct source_name, source_table, key_basis from {events} "
-        f"where landing_run > {after_run} and key_basis in ({bases}) order by 1, 2, 3"
-    ).collect()
-    return [tuple(row) for row in rows]
-
-
-def keyless_tables_warning(tables: list[tuple[str, ...]], tables_file: Path) -> str:
-    named = "; ".join(
-        f"{source_name} {source_table} (keyed by {KEYLESS_BASIS_TEXT[basis]})"
-        for source_name, source_table, basis in tables
-    )
-    count = f"{len(tables)} Datastream table" + ("s" if len(tables) > 1 else "")
-    return (
-        f"cdcw: warning: {count} without a real key: {named}; declare their keys in {tables_file}"
-    )
-
-
-def tested_through(spark, settings: Settings, last: build_record.BuildRecord | None) -> int | None:
-    """The newest landing run whose rows a successful build has tested: cdc_history's newest
-    run, unless a build that wrote it was interrupted or failed (then `last`, the record of the
-    last successful build, is older or gone, and those rows are tested again)."""
-    built = history_built_through(spark, settings)
-    if last is None or built is None:
-        return None
-    return min(built, last.landing_run)
-
-
-def build(
-    spark, build_args: Sequence[str], settings: Settings, tested_through_run: int | None
-) -> bool:
-    """`dbt build` as the scheduled job runs it; the marts' tests read the rows of landing runs
-    after `tested_through_run` (None: every row)."""
-    scope = test_scope_vars(tested_through_run, build_args, settings.test_every_row)
-    return run_dbt(with_dbt_vars(["build", *build_args], scope), settings)
-
-
-# dbt arguments with which the caller chose the nodes itself (or asked for all of them).
-NODE_CHOICES = ("--select", "-s", "--models", "-m", "--exclude", "--selector", "--full-refresh")
-
-
-def family_selection(
-    spark,
-    settings: Settings,
-    last: build_record.BuildRecord | None,
-    digest: str,
-    build_args: Sequence[str],
-) -> list[str]:
-    """dbt arguments that build only the families with lines after the last successful build
-    and everything downstream of them (the shared change log, the marts, their tests): a
-    family's models hold their own watermark, so one with nothing new has nothing to do. Every
-    node is built when there is no such build, anything else changed since (its fingerprint),
-    or the caller chose the nodes."""
-    from cdc_warehouse.landing import FAMILIES, RawTables, families_landed_after
-
-    if (
-        last is None
-        or last.fingerprint != digest
-        or any(arg.split("=", 1)[0] in NODE_CHOICES for arg in build_args)
-    ):
-        return []
-    families = families_landed_after(spark, RawTables(settings.raw_schema), last.landing_run)
-    if not families or len(families) == len(FAMILIES):
-        return []
-    return ["--select", " ".join(f"{family.staging_model}+" for family in families)]
-
-
-def build_fingerprint(build_args: Sequence[str], settings: Settings) -> str:
-    from dbt.version import __version__ as dbt_version
-
-    return build_record.fingerprint(
-        PROJECT_DIR, settings.tables_file, build_args, os.environ, dbt_version
-    )
-
-
-def build_new_landings(
-    spark, report: LandingReport, build_args: Sequence[str], settings: Settings
-) -> bool:
-    """The scheduled job's build, skipped when the last one saw everything there is."""
-    digest = build_fingerprint(build_args, settings)
-    last = build_record.read(settings.dbt_dir)
-    if last is not None and build_record.up_to_date(
-        last, report.newest_run, report.files, digest, build_args, settings.always_build
-    ):
-        print(
-            f"cdcw: nothing new since the build of {last.finished_at} (landing run "
-            f"{last.landing_run}, same project and arguments): the marts are current, dbt not "
-            f"run ({ALWAYS_BUILD}=1 builds anyway)",
-            file=sys.stderr,
-        )
-        return True
-    if not build_record.outlives_build(last, digest, build_args, settings.always_build):
-        build_record.forget(settings.dbt_dir)
-    chosen = [*build_args, *family_selection(spark, settings, last, digest, build_args)]
-    if not build(spark, chosen, settings, tested_through(spark, settings, last)):
-        return False
-    build_record.write(settings.dbt_dir, report.newest_run, digest)
-    keyless = tables_without_a_real_key(spark, settings, last.landing_run if last else 0)
-    if keyless:
-        print(keyless_tables_warning(keyless, settings.tables_file), file=sys.stderr)
-    return True
 
 
 def execute(argv: Sequence[str], settings: Settings) -> int:
@@ -350,7 +49,7 @@ def execute(argv: Sequence[str], settings: Settings) -> int:
         return 0 if argv else 2
     command, rest = argv[0], list(argv[1:])
     if command == "bench":
-        from cdc_warehouse import benchmark
+        from cdc_warehouse.bench import benchmark
 
         return benchmark.main(rest)
     if command not in {"run", "land", "dbt", "maintain", "upgrade"}:

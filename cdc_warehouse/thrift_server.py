@@ -40,7 +40,8 @@ def main(argv: list[str] | None = None) -> int:
         f"--conf spark.hadoop.hive.server2.thrift.bind.host={host} "
         + os.environ.get("PYSPARK_SUBMIT_ARGS", "pyspark-shell")
     )
-    from cdc_warehouse.cli import WarehouseBusy, start_spark, warehouse_lock
+    from cdc_warehouse.settings import WarehouseBusy
+    from cdc_warehouse.steps import start_spark, warehouse_lock
 
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import time
 
-from cdc_warehouse import benchmark, workload
+from cdc_warehouse.bench import benchmark, workload
 from cdc_warehouse.settings import PROJECT_DIR
 
 STAGE_FIELDS = {"seconds", "events_per_second", "vs_floor"}

@@ -6,7 +6,7 @@ import json
 import os
 import subprocess
 
-from cdc_warehouse import benchmark, workload
+from cdc_warehouse.bench import benchmark, workload
 
 
 def node(unique_id: str, seconds: float) -> dict:

@@ -7,8 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from cdc_warehouse import build_record, cli
-from cdc_warehouse.settings import PROJECT_DIR, Settings, load_settings
+from cdc_warehouse import build_record, cli, steps
+from cdc_warehouse.settings import PROJECT_DIR, Settings, WarehouseBusy, load_settings
 from python_udfs.datastream import KEYLESS_BASES
 
 
@@ -23,14 +23,14 @@ def settings_in(tmp_path: Path) -> Settings:
 
 
 def test_dbt_arguments_pass_through_and_gain_project_and_profiles(tmp_path):
-    args = cli.dbt_args(["build", "--select", "cdc_history+"], settings_in(tmp_path))
+    args = steps.dbt_args(["build", "--select", "cdc_history+"], settings_in(tmp_path))
     assert args[:3] == ["build", "--select", "cdc_history+"]
     assert args[args.index("--project-dir") + 1] == str(PROJECT_DIR)
     assert args[args.index("--profiles-dir") + 1] == str(PROJECT_DIR / "profiles")
 
 
 def test_explicit_project_dir_is_kept(tmp_path):
-    args = cli.dbt_args(["test", "--project-dir", "/elsewhere"], settings_in(tmp_path))
+    args = steps.dbt_args(["test", "--project-dir", "/elsewhere"], settings_in(tmp_path))
     assert args.count("--project-dir") == 1
     assert "/elsewhere" in args
 
@@ -48,12 +48,12 @@ def test_a_second_process_on_the_same_warehouse_stops_at_once(tmp_path):
     settings = settings_in(tmp_path)
     holder = (
         "import sys, time\n"
-        "from cdc_warehouse import cli\n"
+        "from cdc_warehouse import steps\n"
         "from cdc_warehouse.settings import Settings\n"
         "from pathlib import Path\n"
         f"s = Settings(Path('{tmp_path}/l'), Path('{settings.warehouse_dir}'), Path('x'), "
         "'local[1]', '1g')\n"
-        "with cli.warehouse_lock(s):\n"
+        "with steps.warehouse_lock(s):\n"
         "    print('locked', flush=True)\n"
         "    time.sleep(30)\n"
     )
@@ -61,15 +61,15 @@ def test_a_second_process_on_the_same_warehouse_stops_at_once(tmp_path):
     try:
         assert process.stdout.readline().strip() == "locked"
         try:
-            with cli.warehouse_lock(settings):
+            with steps.warehouse_lock(settings):
                 raise AssertionError("the lock was granted twice")
-        except cli.WarehouseBusy as busy:
+        except WarehouseBusy as busy:
             assert f"pid {process.pid}" in str(busy)
             assert "one at a time" in str(busy)
     finally:
         process.kill()
         process.wait()
-    with cli.warehouse_lock(settings):
+    with steps.warehouse_lock(settings):
         pass
 
 
@@ -89,45 +89,47 @@ def test_two_state_directories_on_one_warehouse_and_prefix_are_refused(tmp_path)
 
     first = installation("a")
     assert first.shared_warehouse_dir == warehouse
-    with cli.warehouse_lock(first):
+    with steps.warehouse_lock(first):
         try:
-            with cli.warehouse_lock(installation("b")):
+            with steps.warehouse_lock(installation("b")):
                 raise AssertionError("the warehouse was granted to two state directories")
-        except cli.WarehouseBusy as busy:
+        except WarehouseBusy as busy:
             assert f"pid {os.getpid()}, CDC_STATE_DIR {tmp_path / 'a'}" in str(busy)
             assert str(warehouse) in str(busy)
         # Another schema prefix writes other tables (a shared metastore's pipelines).
-        with cli.warehouse_lock(installation("c", prefix="other_")):
+        with steps.warehouse_lock(installation("c", prefix="other_")):
             pass
-    with cli.warehouse_lock(installation("b")):
+    with steps.warehouse_lock(installation("b")):
         pass
 
 
 def test_run_tests_the_landing_runs_after_what_history_reflected():
-    assert cli.test_scope_vars(7, ["--select", "cdc_history+"]) == {"cdc_test_from_landing_run": 8}
+    assert steps.test_scope_vars(7, ["--select", "cdc_history+"]) == {
+        "cdc_test_from_landing_run": 8
+    }
     # Nothing built yet, a full refresh, or an operator asking for everything: no scope.
-    assert cli.test_scope_vars(None, []) == {}
-    assert cli.test_scope_vars(7, ["--full-refresh"]) == {}
+    assert steps.test_scope_vars(None, []) == {}
+    assert steps.test_scope_vars(7, ["--full-refresh"]) == {}
     every_row = load_settings({"CDC_TEST_SCOPE": "all"}).test_every_row
-    assert cli.test_scope_vars(7, [], every_row) == {}
+    assert steps.test_scope_vars(7, [], every_row) == {}
 
 
 def test_scope_var_joins_the_callers_vars_which_win():
     import yaml
 
     scope = {"cdc_test_from_landing_run": 8}
-    assert cli.with_dbt_vars(["build"], {}) == ["build"]
-    added = cli.with_dbt_vars(["build", "--select", "x"], scope)
+    assert steps.with_dbt_vars(["build"], {}) == ["build"]
+    added = steps.with_dbt_vars(["build", "--select", "x"], scope)
     assert added[:3] == ["build", "--select", "x"]
     assert yaml.safe_load(added[added.index("--vars") + 1]) == scope
 
-    merged = cli.with_dbt_vars(["build", "--vars", "{cdc_keys_per_partition: 4}"], scope)
+    merged = steps.with_dbt_vars(["build", "--vars", "{cdc_keys_per_partition: 4}"], scope)
     assert merged.count("--vars") == 1
     assert yaml.safe_load(merged[merged.index("--vars") + 1]) == {
         "cdc_keys_per_partition": 4,
         "cdc_test_from_landing_run": 8,
     }
-    kept = cli.with_dbt_vars(["build", "--vars={cdc_test_from_landing_run: 1}"], scope)
+    kept = steps.with_dbt_vars(["build", "--vars={cdc_test_from_landing_run: 1}"], scope)
     assert yaml.safe_load(kept[1].removeprefix("--vars=")) == {"cdc_test_from_landing_run": 1}
 
 
@@ -137,11 +139,11 @@ def test_a_build_chooses_its_families_only_after_a_like_build(tmp_path):
     record = build_record.BuildRecord(landing_run=3, fingerprint="same", finished_at="then")
     no_spark = None
     settings = load_settings({"CDC_WAREHOUSE_DIR": str(tmp_path)})
-    assert cli.family_selection(no_spark, settings, None, "same", []) == []
-    assert cli.family_selection(no_spark, settings, record, "changed", []) == []
+    assert steps.family_selection(no_spark, settings, None, "same", []) == []
+    assert steps.family_selection(no_spark, settings, record, "changed", []) == []
     for chosen in (["--select", "cdc_history"], ["--exclude=stg_spanner__lines"], ["-s", "x"]):
-        assert cli.family_selection(no_spark, settings, record, "same", chosen) == []
-    assert cli.family_selection(no_spark, settings, record, "same", ["--full-refresh"]) == []
+        assert steps.family_selection(no_spark, settings, record, "same", chosen) == []
+    assert steps.family_selection(no_spark, settings, record, "same", ["--full-refresh"]) == []
 
 
 def test_an_unforeseen_failure_is_one_sentence_and_exit_4_with_the_traceback_in_a_file(
@@ -163,7 +165,7 @@ def test_an_unforeseen_failure_is_one_sentence_and_exit_4_with_the_traceback_in_
 
 
 def test_the_keyless_warning_names_each_table_and_what_its_key_stands_on():
-    said = cli.keyless_tables_warning(
+    said = steps.keyless_tables_warning(
         [("oracle_erp", "HR.EMP", "row_id"), ("mysql_shop", "shop.log", "whole_row")],
         Path("/etc/cdc_tables.yml"),
     )
@@ -173,4 +175,4 @@ def test_the_keyless_warning_names_each_table_and_what_its_key_stands_on():
         "whole row, so an update leaves the old row live); declare their keys in "
         "/etc/cdc_tables.yml"
     )
-    assert set(cli.KEYLESS_BASIS_TEXT) == set(KEYLESS_BASES)
+    assert set(steps.KEYLESS_BASIS_TEXT) == set(KEYLESS_BASES)

@@ -8,8 +8,8 @@ import struct
 
 import pytest
 
-from cdc_warehouse import pgoutput_encoder as enc
-from cdc_warehouse.pgoutput_encoder import (
+from cdc_warehouse.bench import pgoutput_encoder as enc
+from cdc_warehouse.bench.pgoutput_encoder import (
     PG_EPOCH_OFFSET_MICROS,
     cstr,
     i32,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cdc_warehouse import cli
+from cdc_warehouse import cli, steps
 from cdc_warehouse.landing import RawTables
 from cdc_warehouse.metastore_locks import run_lock_name
 from cdc_warehouse.settings import PROJECT_DIR, SettingsError, load_settings
@@ -251,9 +251,9 @@ def test_sql_settings_are_runtime_key_value_pairs(value):
 
 def test_the_lock_message_names_the_metastore_only_when_it_is_derby(tmp_path):
     derby = load_settings({"CDC_WAREHOUSE_DIR": str(tmp_path)})
-    assert "embedded metastore allows one at a time" in cli.busy_message(derby, "42")
+    assert "embedded metastore allows one at a time" in steps.busy_message(derby, "42")
     shared = load_settings({"CDC_WAREHOUSE_DIR": str(tmp_path), "CDC_METASTORE_URL": PG_URL})
-    message = cli.busy_message(shared, "42")
+    message = steps.busy_message(shared, "42")
     assert "pid 42" in message and "CDC_STATE_DIR" in message and "embedded" not in message
 
 

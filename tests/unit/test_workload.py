@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cdc_warehouse import workload
+from cdc_warehouse.bench import workload
 from python_udfs.datastream import flatten_event
 from python_udfs.debezium import flatten_record
 from python_udfs.pgoutput import change_rows, decode_message, message_row

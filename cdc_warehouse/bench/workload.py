@@ -1,6 +1,6 @@
 """Seeded workload generator: landing files of every source family, in waves, at any scale.
 
-`python -m cdc_warehouse.workload --scale 1000000 --out bench/w1m` writes
+`python -m cdc_warehouse.bench.workload --scale 1000000 --out bench/w1m` writes
 
     <out>/wave-0000/ .. wave-NNNN/    the base events, one landing root per wave (a landing run)
     <out>/topup-realistic/           1% more events: new keys, changes to recent keys, a few
@@ -56,7 +56,7 @@ from typing import Any
 
 import numpy as np
 
-from cdc_warehouse import pgoutput_encoder as pg
+from cdc_warehouse.bench import pgoutput_encoder as pg
 
 FAMILIES: tuple[str, ...] = ("datastream", "debezium", "pgoutput", "spanner")
 FAMILY_SHARE = {"datastream": 0.35, "debezium": 0.25, "pgoutput": 0.25, "spanner": 0.15}
@@ -1373,7 +1373,7 @@ def is_complete(out: Path | str, manifest: dict[str, Any]) -> bool:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m cdc_warehouse.workload", description=__doc__.split("\n")[0]
+        prog="python -m cdc_warehouse.bench.workload", description=__doc__.split("\n")[0]
     )
     parser.add_argument("--scale", type=int, required=True, help="base change events")
     parser.add_argument("--out", type=Path, required=True)

@@ -2,7 +2,7 @@
 
     cdcw bench --scale 1000000 --out bench/results-1m.json [--work bench/1m]
 
-In one run, on the same generated files (cdc_warehouse.workload):
+In one run, on the same generated files (cdc_warehouse.bench.workload):
 
 floor        Spark reads the landed files once and writes the same number of rows as parquet
 full         land every base wave (one landing run each, as files arrive) + one `dbt build`,
@@ -41,7 +41,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from cdc_warehouse import workload
+from cdc_warehouse.bench import workload
 from cdc_warehouse.settings import PROJECT_DIR, load_settings
 
 # The phases that land on a copy of the full build: the two top-ups, then the small file.
@@ -255,8 +255,8 @@ def _sanity(spark) -> dict[str, Any]:
 def run_phase(phase: str, work: Path, result_path: Path, discard_landed: bool = False) -> int:
     """One phase, in this (fresh) process; writes its measurements to `result_path`.
     `discard_landed`: delete each delivery's generated files once landed."""
-    from cdc_warehouse.cli import build_new_landings, start_spark, warehouse_lock
     from cdc_warehouse.landing import RawTables, land
+    from cdc_warehouse.steps import build_new_landings, start_spark, warehouse_lock
 
     manifest = workload.load_manifest(work / "workload")
     families = _landed_families()
@@ -352,7 +352,7 @@ def _run_child(phase: str, work: Path, discard_landed: bool = False) -> dict[str
             [
                 sys.executable,
                 "-m",
-                "cdc_warehouse.benchmark",
+                "cdc_warehouse.bench.benchmark",
                 "_phase",
                 phase,
                 str(work),

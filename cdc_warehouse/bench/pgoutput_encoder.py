@@ -1,7 +1,7 @@
 """pgoutput messages built byte by byte (PostgreSQL "Logical Replication Message Formats").
 
 The encoding counterpart of `python_udfs.pgoutput.decode_message`, used by the workload
-generator (`cdc_warehouse.workload`) and by the unit tests, so there is one copy of the wire
+generator (`cdc_warehouse.bench.workload`) and by the unit tests, so there is one copy of the wire
 layout. Integers are big-endian; `xid` arguments are the transaction id that messages inside a
 Stream Start .. Stream Stop block carry first (None outside a stream). Timestamps are Unix
 epoch microseconds and are converted to PostgreSQL's 2000-01-01 epoch here.
