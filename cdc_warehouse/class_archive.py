@@ -3,7 +3,7 @@
 Each `cdcw` process starts its own JVM, which loads and verifies ~30 000 classes (Spark SQL,
 Hive, Derby, Parquet) before and while it builds. Java 17 can archive the classes a run loaded
 (`-XX:ArchiveClassesAtExit`) and map them in later runs (`-XX:SharedArchiveFile`): a cold
-`cdcw` process measured 5 to 20 s faster (docs/benchmarks.md item 47). The first
+`cdcw` process measured 5 to 20 s faster (docs/benchmarks/journal.md item 47). The first
 process writes the archive when its JVM exits; every later one maps it.
 
 A partly written archive crashes the JVM that maps it (SIGBUS), so the dump goes to a file of

@@ -22,7 +22,8 @@ TARGETS = (LOCAL, CLUSTER, CONNECT)
 # Masters of the `cluster` target; `local` and `local[N]` belong to the `local` target.
 CLUSTER_MASTERS = ("spark://", "yarn", "k8s://", "local-cluster[")
 DEFAULT_LOCAL_MASTER = "local[2]"
-# A 10M-event full build passes in it with the driver process under 4 GB (docs/benchmarks.md).
+# A 10M-event full build passes in it with the driver process under 4 GB
+# (docs/benchmarks/journal.md).
 DEFAULT_DRIVER_MEMORY = "2560m"
 # Delta's own default for removed files: a week of time travel.
 RETENTION_HOURS = "CDC_RETENTION_HOURS"

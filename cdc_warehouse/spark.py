@@ -29,7 +29,7 @@ SQL_CONF = {
     "spark.sql.session.timeZone": "UTC",
     # Adaptive execution coalesces small shuffles into a few tasks, but cannot split large ones:
     # with 8 partitions a task of cdc_history's last stage held 1/8 of a 10M build and a 2.5g
-    # driver ran out of heap (docs/benchmarks.md).
+    # driver ran out of heap (docs/benchmarks/journal.md).
     "spark.sql.shuffle.partitions": "64",
     "spark.sql.adaptive.enabled": "true",
     "spark.sql.adaptive.coalescePartitions.enabled": "true",
@@ -113,7 +113,7 @@ def session_conf(settings: Settings) -> dict[str, str]:
         **metastore_conf(settings),
         **sql_conf(settings),
         # Most written columns are JSON text of high cardinality: trying a dictionary first made
-        # a copy of cdc_history 25% slower and its files 10% larger (docs/benchmarks.md).
+        # a copy of cdc_history 25% slower and its files 10% larger (docs/benchmarks/journal.md).
         "spark.hadoop.parquet.enable.dictionary": "false",
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",

@@ -2,7 +2,7 @@
     cost: a scan packed into one task per core leaves a core idle behind the costlier task.
     A model that feeds a UDF straight from its scan splits that scan finer for its own statements
     (set before, reset after); other models keep Spark's default splits, which suit plain SQL
-    (docs/benchmarks.md, item 37). -#}
+    (docs/benchmarks/journal.md item 37). -#}
 {% macro finer_scan_splits() -%}
     set spark.sql.files.minPartitionNum = {{ var('cdc_decoding_scan_tasks') }}
 {%- endmacro %}

@@ -28,7 +28,7 @@
     large as the input). Spark keeps all the shuffle partitions of a cached result, so a small
     one was read by 64 near-empty tasks per scan; `coalesce_output` lets adaptive execution
     merge them, except for a set as large as the input, where merging full-sized partitions
-    was slower (docs/benchmarks.md item 41). Drop it when the model is done (`uncache_view`). -#}
+    was slower (docs/benchmarks/journal.md item 41). Drop it when the model is done (`uncache_view`). -#}
 {% macro cached_view(name, query, storage_level='MEMORY_AND_DISK', coalesce_output=true) -%}
     {%- if execute -%}
         {%- do uncache_view(name) -%}

@@ -58,10 +58,10 @@ def _no_json_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-# msgspec parses the source lines 1.1-2.5x faster than json (docs/benchmarks.md item 48) and,
-# like json's parse_float, hands a float literal's text to its hook. It is stricter: it refuses
-# NaN, lone surrogates and some nesting json takes. Whatever it refuses goes to json, so every
-# text gets json's value or json's error, as before.
+# msgspec parses the source lines 1.1-2.5x faster than json (docs/benchmarks/journal.md item
+# 48) and, like json's parse_float, hands a float literal's text to its hook. It is stricter: it
+# refuses NaN, lone surrogates and some nesting json takes. Whatever it refuses goes to json, so
+# every text gets json's value or json's error, as before.
 _MSGSPEC_REFUSALS = (msgspec.DecodeError, UnicodeEncodeError, RecursionError)
 
 
@@ -140,7 +140,7 @@ def normalize(value: Any) -> Any:
 
 
 # One encoder for every call: json.dumps with options builds a new JSONEncoder each time, a
-# measurable share of the flatten UDFs' time (docs/benchmarks.md).
+# measurable share of the flatten UDFs' time (docs/benchmarks/journal.md).
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 _encode_string = json.encoder.encode_basestring
 
@@ -149,7 +149,7 @@ def canonical_json(value: Any) -> str:
     """Serialise `value` canonically: equal values give equal text, so text can be compared.
 
     Most cells are scalars: they skip the encoder's per-call setup (~9% of a Datastream line's
-    flatten time, docs/benchmarks.md item 21) and are spelled as the encoder spells them."""
+    flatten time, docs/benchmarks/journal.md item 21) and are spelled as the encoder spells them."""
     normal = normalize(value)
     if isinstance(normal, str):
         return _encode_string(normal)

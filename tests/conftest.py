@@ -19,9 +19,9 @@ from xdist.scheduler import LoadScopeScheduling
 os.environ["CDC_CLASS_ARCHIVE"] = "off"
 # The suite's tables hold a few thousand rows: Spark runs its plans without whole-stage code
 # generation, which costs the suite's JVMs (and their JIT compilers) less CPU per build than
-# generating and compiling code per query (docs/benchmarks.md). Not expressions interpreted too
-# (`factoryMode=NO_CODEGEN`): Spark then cannot decode the catalog's own table list
-# (EXPRESSION_DECODING_FAILED in `cdcw maintain` and `cdcw upgrade`). The benchmark keeps
+# generating and compiling code per query (docs/benchmarks/journal.md). Not expressions
+# interpreted too (`factoryMode=NO_CODEGEN`): Spark then cannot decode the catalog's own table
+# list (EXPRESSION_DECODING_FAILED in `cdcw maintain` and `cdcw upgrade`). The benchmark keeps
 # Spark's defaults.
 os.environ["CDC_SQL_CONF"] = "spark.sql.codegen.wholeStage=false"
 
@@ -32,7 +32,7 @@ BUILD_WITHOUT_TESTS = ("--exclude-resource-type", "test")
 
 
 # The modules that take longest, started first so that no worker is left alone with one at the
-# end (docs/benchmarks.md gives the suite's per-module times).
+# end (docs/benchmarks/journal.md gives the suite's per-module times).
 LONGEST_MODULES = (
     "tests/e2e/test_run_guarantees.py",
     "tests/e2e/test_spanner_pipeline.py",

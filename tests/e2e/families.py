@@ -2,7 +2,7 @@
 `cdcw run` comes after the i-th wave of every family that has one. Each family's module checks
 its own rows against its oracle after each of its waves (the families share no source, so each
 one's marts are what its oracle derives from its files alone). One build serves three families:
-the fixed cost of a build is most of an end-to-end test's time (docs/benchmarks.md).
+the fixed cost of a build is most of an end-to-end test's time (docs/benchmarks/journal.md).
 
 The third run joins the keys it recomputes without broadcast hints (`cdc_broadcast_max_rows`
 0), as a large backfill does; the others take the hinted path. The last run also runs the dbt
