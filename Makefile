@@ -28,7 +28,7 @@ run: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/sqlfluff lint models macros tests
+	$(BIN)/sqlfluff lint models macros tests/dbt
 	$(BIN)/mypy
 
 test: lint

@@ -29,7 +29,7 @@ PROJECT_INPUTS = (
     "dbt_project.yml",
     "models",
     "macros",
-    "tests",
+    "tests/dbt",
     "seeds",
     "profiles",
     "python_udfs",

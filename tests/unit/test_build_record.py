@@ -42,7 +42,7 @@ def test_the_fingerprint_is_stable(project):
     [
         "models/marts/cdc_history.sql",
         "macros/same_key.sql",
-        "tests/spanner_children_after_their_parents.sql",
+        "tests/dbt/spanner_children_after_their_parents.sql",
         "python_udfs/debezium.py",
         "dbt_project.yml",
         "cdc_tables.yml",

@@ -9,6 +9,7 @@ from cdc_warehouse.settings import PROJECT_DIR
 
 DOC = PROJECT_DIR / "docs" / "guarantees.md"
 TESTS = PROJECT_DIR / "tests"
+DBT_TESTS = TESTS / "dbt"
 MODELS = PROJECT_DIR / "models"
 
 
@@ -37,8 +38,8 @@ def test_every_file_named_exists():
 
 def test_every_dbt_test_named_is_declared():
     """Generic tests by file name, named ones where a model's yml names them."""
-    generic = {path.stem for path in (TESTS / "generic").glob("*.sql")}
-    singular = {path.stem for path in TESTS.glob("*.sql")}
+    generic = {path.stem for path in (DBT_TESTS / "generic").glob("*.sql")}
+    singular = {path.stem for path in DBT_TESTS.glob("*.sql")}
     named_in_yml = {
         match
         for path in MODELS.rglob("*.yml")
