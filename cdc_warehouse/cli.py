@@ -94,7 +94,9 @@ def run_command(spark, command: str, rest: list[str], settings: Settings) -> int
     if command == "land":
         return 0
     tag_commits(spark, report.newest_run)
-    versions_before = run_summary.mart_versions(spark, settings.mart_schema)
+    # Only a run that landed files reports what it wrote: a run that finds nothing new reads no
+    # table history.
+    versions_before = run_summary.mart_versions(spark, settings.mart_schema) if report.files else {}
     if not build_new_landings(spark, report, rest, settings):
         return 1
     if report.files:

@@ -37,10 +37,6 @@ class RowsWritten:
             self.deleted + other.deleted,
         )
 
-    @property
-    def changed(self) -> int:
-        return self.inserted + self.updated + self.deleted
-
 
 def commit_rows(operation: str, metrics: dict[str, Any]) -> RowsWritten:
     """What one commit did to the table's rows, from Delta's operationMetrics (string values).
