@@ -11,6 +11,10 @@ cdcw maintain                  compact every table's small files and remove the 
                                than CDC_RETENTION_HOURS that no kept version needs
 cdcw upgrade                   turn a parquet warehouse of an earlier version into Delta: the
                                landed lines in place, then every model rebuilt from them
+cdcw generate-typed-models [--project-dir DIR]
+                               write typed models (views and yml, types from each source's
+                               schema, cdc_source_columns) for every source table without one,
+                               into models/marts/typed/generated/
 cdcw bench --scale N [--out F] generate a workload and measure the pipeline against its floor
                                (its own landing root and warehouse; see docs/benchmarks.md)
 """
@@ -20,11 +24,13 @@ from __future__ import annotations
 import sys
 import traceback
 from collections.abc import Sequence
+from pathlib import Path
 
 from cdc_warehouse import build_record, prereqs, run_summary
 from cdc_warehouse.settings import (
     CONNECT,
     LOCAL,
+    PROJECT_DIR,
     JarsMissing,
     Settings,
     SettingsError,
@@ -41,6 +47,7 @@ from cdc_warehouse.steps import (
 )
 
 USAGE = __doc__ or ""
+GENERATE_TYPED_MODELS = "generate-typed-models"
 
 
 def execute(argv: Sequence[str], settings: Settings) -> int:
@@ -52,7 +59,7 @@ def execute(argv: Sequence[str], settings: Settings) -> int:
         from cdc_warehouse.bench import benchmark
 
         return benchmark.main(rest)
-    if command not in {"run", "land", "dbt", "maintain", "upgrade"}:
+    if command not in {"run", "land", "dbt", "maintain", "upgrade", GENERATE_TYPED_MODELS}:
         print(f"cdcw: unknown command {command!r}\n{USAGE}", file=sys.stderr)
         return 2
     if command == "dbt" and not rest:
@@ -80,6 +87,8 @@ def run_command(spark, command: str, rest: list[str], settings: Settings) -> int
     if command == "maintain":
         maintenance.report(maintenance.maintain(spark, settings), settings)
         return 0
+    if command == GENERATE_TYPED_MODELS:
+        return generate_typed_models(spark, rest, settings)
     if command == "upgrade":
         for table in maintenance.convert_landed_lines(spark, settings):
             print(f"cdcw: {table} is a Delta table now", file=sys.stderr)
@@ -104,6 +113,21 @@ def run_command(spark, command: str, rest: list[str], settings: Settings) -> int
             run_summary.summary(spark, settings.mart_schema, report, versions_before),
             file=sys.stderr,
         )
+    return 0
+
+
+def generate_typed_models(spark, args: list[str], settings: Settings) -> int:
+    from cdc_warehouse import typed_models
+
+    if args and (len(args) != 2 or args[0] != "--project-dir"):
+        print(f"cdcw: {GENERATE_TYPED_MODELS} takes --project-dir DIR only", file=sys.stderr)
+        return 2
+    project_dir = Path(args[1]) if args else PROJECT_DIR
+    written = typed_models.generate(spark, settings.internal_schema, project_dir)
+    for path in written:
+        print(f"cdcw: wrote {path}", file=sys.stderr)
+    if not written:
+        print("cdcw: every source table has a typed model", file=sys.stderr)
     return 0
 
 

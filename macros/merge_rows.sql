@@ -2,17 +2,19 @@
     only updates and inserts): one Delta MERGE that also deletes. With config
     `merge_deletes_flagged_rows`, a model's incremental query returns the rows it recomputed and
     the old rows that no longer exist, told apart by `flag_removed_rows`; matching rows that are
-    unchanged are not rewritten. -#}
+    unchanged are not rewritten. With config `merge_null_safe_keys`, a NULL key column matches
+    NULL (a key that may be unknown, such as a column's source type). -#}
 {% macro spark__get_merge_sql(target, source, unique_key, dest_columns, incremental_predicates) -%}
     {%- set columns = adapter.get_columns_in_relation(target) | map(attribute='quoted') | list -%}
     {%- set keys = [unique_key] if unique_key is string else unique_key -%}
     {%- set removal_flag = 'is_removed' if config.get('merge_deletes_flagged_rows') else none -%}
     {%- set target_partitions = merged_target_partitions(model.get('compiled_code', '')) -%}
+    {%- set key_equals = '<=>' if config.get('merge_null_safe_keys') else '=' -%}
     merge into {{ target }} as target
     using {{ source }} as source
         on
     {%- for key in keys %}
-            target.{{ key }} = source.{{ key }}{{ " and" if not loop.last }}
+            target.{{ key }} {{ key_equals }} source.{{ key }}{{ " and" if not loop.last }}
     {%- endfor %}
     {%- for predicate in (incremental_predicates or []) + target_partitions %}
             and {{ predicate }}

@@ -1,7 +1,9 @@
 {#- Typed per-table models: a view over cdc_current or cdc_history for one source table, with a
     real column per source column. The model's yml is the configuration: `meta.cdc_source`
-    names the table, each documented column's `data_type` gives its type. Columns the source
-    adds later appear (as strings) at the next run, without a full refresh: under `cdcw run`
+    names the table, a documented column's `data_type` gives its type; every other column takes
+    the type its source names (int_cdc__column_types), string when it names none (`cdcw
+    generate-typed-models` writes such models with those types spelled out). Columns the source
+    adds later appear at the next run, without a full refresh: under `cdcw run`
     the view keeps the columns it has and looks for new ones only in the rows the build wrote
     (macros/test_scope.sql); elsewhere, or when the view is new, in every row. A value that does
     not fit its declared type reads as NULL here (row_json keeps it) and fails the
@@ -39,7 +41,27 @@
 {%- endmacro %}
 
 
+{#- Column name -> the Spark type a typed model reads it as (int_cdc__column_types). -#}
+{% macro source_spark_types(source) -%}
+    {%- set types_relation = load_relation(ref('int_cdc__column_types')) -%}
+    {%- if not execute or types_relation is none -%}
+        {{ return({}) }}
+    {%- endif -%}
+    {%- set typed = run_query(
+        "select column_name, spark_type from " ~ types_relation
+        ~ " where " ~ typed_source_filter(source)
+    ) -%}
+    {%- set types = {} -%}
+    {%- for row in typed.rows -%}
+        {%- do types.update({row[0]: row[1]}) -%}
+    {%- endfor -%}
+    {{ return(types) }}
+{%- endmacro %}
+
+
 {% macro typed_table(state_relation, state) -%}
+    {#- The typed views read the source's column types as they compile: built before them. -#}
+    -- depends_on: {{ ref('int_cdc__column_types') }}
     {%- set system_columns = typed_system_columns(state).split(',') -%}
     {%- set source = model.config.meta.get('cdc_source') if model is defined else none -%}
     {%- if source is none -%}
@@ -76,9 +98,13 @@
             ~ " lateral view explode(json_object_keys(row_json)) seen_columns as column_name"
             ~ " where " ~ typed_source_filter(source) ~ " and " ~ rows_to_scan
         ) -%}
-        {%- for name in (known_names + seen.columns[0].values() | list) | unique | sort -%}
+        {%- set source_types = source_spark_types(source) -%}
+        {%- set names = known_names + seen.columns[0].values() | list
+            + source_types.keys() | list -%}
+        {%- for name in names | unique | sort -%}
             {%- if name not in declared_names and name not in system_columns -%}
-                {%- do columns.append({'name': name, 'data_type': 'string'}) -%}
+                {%- set data_type = source_types.get(name, 'string') -%}
+                {%- do columns.append({'name': name, 'data_type': data_type}) -%}
             {%- endif -%}
         {%- endfor -%}
     {%- endif %}

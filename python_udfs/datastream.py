@@ -27,13 +27,20 @@ from python_udfs.json_values import (
     pos_text,
     pos_uint,
 )
+from python_udfs.source_types import STRING, avro_column_type, column_types_json
 from python_udfs.table_settings import KeyLookup
 
 EXTRA_COLUMNS: tuple[tuple[str, str], ...] = (
     ("source_type", "string"),
     ("read_method", "string"),
     ("key_basis", "string"),
+    # python_udfs/source_types.py: column -> [Avro type, Spark type]; NULL for JSON events,
+    # which carry no types.
+    ("column_types", "string"),
 )
+# Where an Avro file's line keeps its payload's column types (from the file's schema), beside
+# the event's own fields; the leading underscore keeps it apart from any field Datastream adds.
+PAYLOAD_TYPES = "_payload_types"
 # What a row's identity came from (`key_basis`). The last two are no real key: a row keeps its
 # ROWID only until it moves, and a whole-row identity changes with every update.
 DECLARED_KEY = "declared"
@@ -230,7 +237,21 @@ def _flatten(line: Any, source_name: str, declared_keys: KeyLookup | None) -> di
         "source_type": source_type,
         "read_method": read_method,
         "key_basis": key_basis,
+        "column_types": _column_types(event.get(PAYLOAD_TYPES)),
     }
+
+
+def _column_types(payload_types: Any) -> str | None:
+    if not isinstance(payload_types, dict):
+        return None
+    return column_types_json(
+        {
+            str(name): (pair[0], pair[1])
+            if isinstance(pair, list) and len(pair) == 2
+            else (None, STRING)
+            for name, pair in payload_types.items()
+        }
+    )
 
 
 def _source_type(read_method: str | None, meta: dict[str, Any]) -> str:
@@ -563,4 +584,31 @@ def _avro_record_to_line(schema: Any, record: Any, names: dict[str, Any]) -> str
     event = _from_avro(schema, record, names)
     if isinstance(event.get("payload"), dict):
         event["payload"] = normalize(event["payload"])
+        payload_types = _payload_types(schema, names)
+        if payload_types is not None:
+            event[PAYLOAD_TYPES] = payload_types
     return json.dumps(event, default=normalize, ensure_ascii=False)
+
+
+def _resolved(schema: Any, names: dict[str, Any]) -> Any:
+    """A schema with a named reference, alone or in a nullable union, replaced by its record."""
+    if isinstance(schema, str):
+        return names.get(schema, schema)
+    if isinstance(schema, list):
+        return [_resolved(branch, names) for branch in schema]
+    return schema
+
+
+def _payload_types(schema: Any, names: dict[str, Any]) -> dict[str, list[str | None]] | None:
+    """Column -> [Avro type, Spark type] of the payload record in the file's schema."""
+    fields = {field["name"]: field["type"] for field in _resolved(schema, names).get("fields", ())}
+    payload = _resolved(fields.get("payload"), names)
+    if isinstance(payload, list):
+        records = [branch for branch in payload if isinstance(branch, dict)]
+        payload = records[0] if len(records) == 1 else None
+    if not isinstance(payload, dict) or payload.get("type") != "record":
+        return None
+    return {
+        field["name"]: list(avro_column_type(_resolved(field["type"], names)))
+        for field in payload["fields"]
+    }

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from python_udfs.change_log import FIELDS
+from python_udfs.change_log import CHANGE_COLUMNS
 from python_udfs.json_values import (
     NON_FINITE_FLOAT_TEXTS,
     JsonDocument,
@@ -32,7 +32,16 @@ from python_udfs.json_values import (
     parse_json_document,
     pos_uint,
 )
+from python_udfs.source_types import column_types_json, connect_column_type
 from python_udfs.table_settings import KeyLookup
+
+EXTRA_COLUMNS: tuple[tuple[str, str], ...] = (
+    # python_udfs/source_types.py: column -> [Kafka Connect type, Spark type]; NULL without
+    # the schema envelope.
+    ("column_types", "string"),
+)
+COLUMNS = CHANGE_COLUMNS + EXTRA_COLUMNS
+FIELDS: tuple[str, ...] = tuple(name for name, _ in COLUMNS)
 
 _OPS = {"c": "insert", "u": "update", "d": "delete", "r": "snapshot", "t": "truncate"}
 # Logical decoding messages (pg_logical_emit_message) carry no row: not a change, not an error.
@@ -206,7 +215,49 @@ def _flatten(
         column: None if value is _UNKNOWN else canonical_json(value)
         for column, value in image.items()
     }
-    return _row(key_json=canonical_json(key), row_image=row_image, **position)
+    return _row(
+        key_json=canonical_json(key),
+        row_image=row_image,
+        column_types=_column_types(images, "before" if op == "delete" else "after"),
+        **position,
+    )
+
+
+def _column_types(images: dict[str, dict[str, Any]] | None, image: str) -> str | None:
+    """The image's column types as `cdc_source_columns` collects them."""
+    columns = (images or {}).get(image)
+    if columns is None:
+        return None
+    # A topic's records repeat one schema: its types are rendered once per shape.
+    return _column_types_of_shape(
+        tuple(
+            (name, schema.get("type"), schema.get("name"), *_decimal_parameters(schema))
+            for name, schema in columns.items()
+        )
+    )
+
+
+def _decimal_parameters(schema: dict[str, Any]) -> tuple[Any, Any]:
+    parameters = schema.get("parameters")
+    if not isinstance(parameters, dict):
+        return None, None
+    return parameters.get("connect.decimal.precision"), parameters.get("scale")
+
+
+@functools.lru_cache(maxsize=256)
+def _column_types_of_shape(shape: tuple[tuple[str, Any, Any, Any, Any], ...]) -> str:
+    return column_types_json(
+        {
+            name: connect_column_type(
+                {
+                    "type": kind,
+                    "name": semantic,
+                    "parameters": {"connect.decimal.precision": precision, "scale": scale},
+                }
+            )
+            for name, kind, semantic, precision, scale in shape
+        }
+    )
 
 
 def _embedded(record: dict[str, Any], field: str) -> tuple[dict[str, Any] | None, Any]:

@@ -23,6 +23,7 @@ from typing import Any
 
 from python_udfs.change_log import CHANGE_COLUMNS
 from python_udfs.json_values import JsonDocument, canonical_json, loads, parse_json_document
+from python_udfs.source_types import column_types_json, pg_column_type
 from python_udfs.table_settings import KeyLookup
 
 # TimestampTz counts microseconds from 2000-01-01; the warehouse counts from 1970-01-01.
@@ -804,8 +805,12 @@ def message_row(line: str, in_stream: bool) -> dict[str, Any]:
         return {"error": str(exc) or type(exc).__name__}
     kind = message["kind"]
     own_xid = message.get("xid") if kind in _OWN_XID_KINDS else None
-    relation = None
+    relation = column_types = None
     if kind == "relation":
+        columns = message["columns"]
+        column_types = column_types_json(
+            {c["name"]: pg_column_type(c["type_oid"], c["type_modifier"]) for c in columns}
+        )
         relation = _dumps(
             {
                 "namespace": message["namespace"],
@@ -829,6 +834,7 @@ def message_row(line: str, in_stream: bool) -> dict[str, Any]:
         "gid": message.get("gid"),
         "relation_oid": message.get("relation_oid"),
         "relation_json": relation,
+        "column_types": column_types,
         "old_kind": message.get("old_kind"),
         "old_tuple_json": old_tuple_json,
         "new_tuple_json": new_tuple_json,

@@ -18,14 +18,14 @@ from python_udfs import datastream, debezium, pgoutput, spanner
 from python_udfs.change_log import CHANGE_COLUMNS, spark_schema
 from python_udfs.table_settings import declared_key_lookup, parse_table_settings
 
-CHANGE = spark_schema(CHANGE_COLUMNS)
+DEBEZIUM_CHANGE = spark_schema(debezium.COLUMNS)
 DATASTREAM_CHANGE = spark_schema(CHANGE_COLUMNS + datastream.EXTRA_COLUMNS)
 SPANNER_ROWS = f"array<struct<{spark_schema(spanner.COLUMNS)}>>"
 PGOUTPUT_MESSAGE = (
     "error string, kind string, lsn bigint, txn_xid bigint, sub_xid bigint, "
     "first_segment boolean, commit_lsn bigint, commit_ts bigint, gid string, "
-    "relation_oid bigint, relation_json string, old_kind string, old_tuple_json string, "
-    "new_tuple_json string, truncate_oids array<bigint>"
+    "relation_oid bigint, relation_json string, column_types string, old_kind string, "
+    "old_tuple_json string, new_tuple_json string, truncate_oids array<bigint>"
 )
 PGOUTPUT_CHANGES = f"array<struct<{spark_schema(pgoutput.CHANGE_ROW_COLUMNS)}>>"
 
@@ -152,7 +152,7 @@ def register_all(spark: SparkSession, tables_file: Path) -> None:
     # many rows (one per mod or child partition): those UDFs return a list per input row.
     udfs = {
         "datastream_flatten": (DATASTREAM_CHANGE, guarded(datastream.flatten_event), keys),
-        "debezium_flatten": (CHANGE, guarded(debezium.flatten_record), keys),
+        "debezium_flatten": (DEBEZIUM_CHANGE, guarded(debezium.flatten_record), keys),
         "pgoutput_message": (PGOUTPUT_MESSAGE, guarded(pgoutput.message_row), ()),
         "pgoutput_changes": (PGOUTPUT_CHANGES, guarded_list(pgoutput.change_rows), keys),
         "spanner_flatten": (SPANNER_ROWS, guarded_list(spanner.flatten_line), keys),

@@ -37,6 +37,7 @@ from python_udfs.json_values import (
     pos_text,
     pos_uint,
 )
+from python_udfs.source_types import STRING, column_types_json, spanner_column_type
 from python_udfs.table_settings import KeyLookup
 
 EXTRA_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -50,6 +51,7 @@ EXTRA_COLUMNS: tuple[tuple[str, str], ...] = (
     ("value_capture_type", "string"),
     ("mod_index", "int"),  # position in mods (0-based)
     ("column_names", "array<string>"),  # names in this record's column_types
+    ("column_types", "string"),  # python_udfs/source_types.py: column -> [Spanner, Spark type]
     ("child_token", "string"),  # one row per child partition
     ("parent_tokens", "array<string>"),  # may contain None (initial query's children)
 )
@@ -317,7 +319,9 @@ def _data_change_rows(
         raise _BadLine("missing field: mods")
     if not isinstance(mods, list):
         raise _BadLine("mods is not an array")
-    identity.update(value_capture_type=capture, column_names=names)
+    identity.update(
+        value_capture_type=capture, column_names=names, column_types=_source_types(types)
+    )
     position = (pos_instant(commit_ns), pos_text(transaction), _sequence_part(sequence))
     if not mods:
         return [
@@ -380,6 +384,17 @@ def _column_types(raw: Any) -> tuple[dict[str, dict[str, Any] | None], list[str]
         if entry.get("is_primary_key") is True:
             primary_key.append(name)
     return types, primary_key, names
+
+
+def _source_types(types: dict[str, dict[str, Any] | None]) -> str:
+    """The record's column types as `cdc_source_columns` collects them (an unreadable type is
+    named as unknown and read as text)."""
+    return column_types_json(
+        {
+            name: spanner_column_type(type_json) if type_json is not None else (None, STRING)
+            for name, type_json in types.items()
+        }
+    )
 
 
 def _type_of(raw: Any) -> dict[str, Any] | None:

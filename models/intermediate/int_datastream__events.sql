@@ -12,5 +12,5 @@
 {{ flattened_new_lines(
     ref('stg_datastream__lines'),
     'datastream_flatten(new_lines.line, new_lines.source_name)',
-    ['source_type', 'read_method', 'key_basis'],
+    ['source_type', 'read_method', 'key_basis', 'column_types'],
 ) }}

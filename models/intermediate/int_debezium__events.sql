@@ -3,6 +3,7 @@
         materialized='incremental',
         incremental_strategy='append',
         partition_by=['landing_run'],
+        on_schema_change='append_new_columns',
         pre_hook="{{ finer_scan_splits() }}",
         post_hook="{{ default_scan_splits() }}",
     )
@@ -12,4 +13,5 @@
     ref('stg_debezium__lines'),
     'debezium_flatten(new_lines.line, new_lines.source_name, '
     ~ unavailable_placeholders() ~ ')',
+    ['column_types'],
 ) }}

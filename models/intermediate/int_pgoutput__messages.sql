@@ -3,6 +3,7 @@
         materialized='incremental',
         incremental_strategy='append',
         partition_by=['landing_run'],
+        on_schema_change='append_new_columns',
     )
 }}
 
@@ -56,6 +57,7 @@ final as (
         decoded_lines.message.gid,
         decoded_lines.message.relation_oid,
         decoded_lines.message.relation_json,
+        decoded_lines.message.column_types,
         decoded_lines.message.old_kind,
         decoded_lines.message.old_tuple_json,
         decoded_lines.message.new_tuple_json,

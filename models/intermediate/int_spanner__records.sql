@@ -3,6 +3,7 @@
         materialized='incremental',
         incremental_strategy='append',
         partition_by=['landing_run'],
+        on_schema_change='append_new_columns',
         pre_hook="{{ finer_scan_splits() }}",
         post_hook="{{ default_scan_splits() }}",
     )
@@ -44,6 +45,7 @@ final as (
         decoded_rows.record.value_capture_type,
         decoded_rows.record.mod_index,
         decoded_rows.record.column_names,
+        decoded_rows.record.column_types,
         decoded_rows.record.child_token,
         decoded_rows.record.parent_tokens,
         decoded_rows.record.source_table,

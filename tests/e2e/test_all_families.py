@@ -13,13 +13,26 @@ import contextlib
 import io
 import json
 import re
+import shutil
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
+import yaml
+
+from cdc_warehouse import typed_models
+from cdc_warehouse.settings import PROJECT_DIR
 from cdc_warehouse.spark import SQL_CONF
+from python_udfs.source_types import spanner_column_type
 from tests.conftest import BUILD_WITHOUT_TESTS, Pipeline
 
-from . import datastream_oracle, datastream_scenario, debezium_oracle, spanner_oracle
+from . import (
+    datastream_oracle,
+    datastream_scenario,
+    debezium_oracle,
+    spanner_oracle,
+    spanner_scenario,
+)
 from .families import DBT_VARS, FAMILY_WAVES, of_system, read_status
 from .marts import as_mart_text, assert_marts_match, assert_same, assert_same_marts, snapshot
 from .waves import write_wave
@@ -327,3 +340,122 @@ def test_tables_of_an_earlier_version_gain_their_new_columns(java_available, tmp
     assert "chain_depth" in spark.table("cdc_internal.int_cdc__key_successions").columns
     assert "key_basis" in spark.table("cdc_internal.int_datastream__events").columns
     assert "1 Datastream table without a real key: mysql_shop shop.audit_log" in said
+
+
+def source_columns(pipeline: Pipeline) -> dict[tuple[str, str, str, str], list[dict[str, Any]]]:
+    """cdc_source_columns' rows by (family, source, table, column)."""
+    found: dict[tuple[str, str, str, str], list[dict[str, Any]]] = {}
+    for row in pipeline.rows("cdc_source_columns"):
+        key = (row["source_system"], row["source_name"], row["source_table"], row["column_name"])
+        found.setdefault(key, []).append(row)
+    return found
+
+
+def test_source_columns_hold_each_column_with_the_type_its_source_named(families_run):
+    """Every column history holds is there; Spanner's with the types of the scenario's
+    column_types, Debezium's enveloped server with its schema's, Datastream's with its Avro
+    files' types beside a row without type for its JSON files; a column added mid-stream is
+    first seen after its table."""
+    pipeline = families_run.pipeline
+    columns = source_columns(pipeline)
+    for row in pipeline.rows("cdc_history"):
+        for column in json.loads(row["row_json"]):
+            key = (row["source_system"], row["source_name"], row["source_table"], column)
+            assert key in columns, key
+    types = {
+        key: {(row["source_type"], row["spark_type"]) for row in rows}
+        for key, rows in columns.items()
+    }
+
+    spanner_expected = {
+        ("spanner", stream, table.name, name): {spanner_column_type(spec)}
+        for stream, tables in (
+            (spanner_scenario.GSQL, (spanner_scenario.PRODUCTS, spanner_scenario.ORDERS)),
+            (spanner_scenario.PGSQL, (spanner_scenario.ACCOUNTS, spanner_scenario.TRANSFERS)),
+        )
+        for table in tables
+        for name, spec in table.columns
+    }
+    assert {k: v for k, v in types.items() if k[0] == "spanner"} == spanner_expected
+    assert {("PG_NUMERIC", "string")} in spanner_expected.values()
+    assert {("INT64", "bigint")} in spanner_expected.values()
+
+    debezium = {k: v for k, v in types.items() if k[0] == "debezium"}
+    assert all(len(v) == 1 for v in debezium.values())
+    assert {k[1] for k, v in debezium.items() if (None, "string") not in v} == {"pg_main"}
+    assert {("io.debezium.time.MicroTimestamp", "timestamp_ntz")} in debezium.values()
+
+    datastream = {k: v for k, v in types.items() if k[0] == "datastream"}
+    avro_typed = {k for k, v in datastream.items() if len(v) == 2}
+    assert {k[1:3] for k in avro_typed} == {("mysql_shop", "shop.products")}
+    assert all(v == {(None, "string")} for k, v in datastream.items() if k not in avro_typed)
+    assert ("decimal(10,2)", "decimal(10,2)") in datastream[
+        ("datastream", "mysql_shop", "shop.products", "price")
+    ]
+    accounts = {
+        k[3]: rows[0]
+        for k, rows in columns.items()
+        if k[1:3] == ("postgres_crm", "public.accounts")
+    }
+    table_first_seen = min(row["first_seen_landing_run"] for row in accounts.values())
+    assert accounts["tier"]["first_seen_landing_run"] > table_first_seen
+
+
+def project_copy(root: Path) -> Path:
+    """The dbt project's files in a directory of their own, for models written into it."""
+    for part in ("models", "macros", "seeds", "tests/dbt"):
+        shutil.copytree(PROJECT_DIR / part, root / part)
+    shutil.copy(PROJECT_DIR / "dbt_project.yml", root / "dbt_project.yml")
+    return root
+
+
+def test_generated_typed_models_cover_every_table_and_their_values_fit(families_run, tmp_path):
+    """`cdcw generate-typed-models` writes models for every table without one, typed from its
+    source; they build, each value fits its column's type (typed_values_fit), and a second call
+    writes nothing."""
+    pipeline = families_run.pipeline
+    project = project_copy(tmp_path / "project")
+    assert pipeline.cdcw("generate-typed-models", "--project-dir", str(project)) == 0
+    generated = project / typed_models.GENERATED_DIR
+    document = yaml.safe_load((generated / typed_models.GENERATED_YML).read_text())
+    models = {model["name"]: model for model in document["models"]}
+    sources = {tuple(model["config"]["meta"]["cdc_source"].values()) for model in models.values()}
+    every_table = {key[:3] for key in source_columns(pipeline)}
+    hand_written = {
+        (s.source_system, s.source_name, s.source_table)
+        for s in typed_models.typed_sources(PROJECT_DIR / "models")
+    }
+    assert sources == every_table - hand_written
+    assert len(models) == 2 * len(sources)
+    assert {path.stem for path in generated.glob("*.sql")} == set(models)
+
+    built = pipeline.cdcw(
+        "dbt",
+        "build",
+        "--project-dir",
+        str(project),
+        "--select",
+        f"path:{typed_models.GENERATED_DIR}",
+    )
+    assert built == 0
+    results = json.loads((pipeline.warehouse_dir / "_dbt/target/run_results.json").read_text())
+    assert sum(r["unique_id"].startswith("test.") for r in results["results"]) == len(models)
+    products = pipeline.spark().table("shop_gsql__products_current")
+    spark_types = {
+        key[3]: rows[0]["spark_type"]
+        for key, rows in source_columns(pipeline).items()
+        if key[:3] == ("spanner", spanner_scenario.GSQL, "Products")
+    }
+    declared = {
+        column["name"]: column["data_type"]
+        for column in models["shop_gsql__products_current"]["columns"]
+        if "data_type" in column
+    }
+    assert declared == spark_types
+    view_types = dict(products.dtypes)
+    assert {name: view_types[name] for name in declared} == declared
+
+    assert pipeline.cdcw("generate-typed-models", "--project-dir", str(project)) == 0
+    assert len(yaml.safe_load((generated / typed_models.GENERATED_YML).read_text())["models"]) == (
+        len(models)
+    )

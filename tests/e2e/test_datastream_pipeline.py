@@ -100,6 +100,10 @@ def test_typed_models_give_real_columns_read_from_row_json(waves_run):
     assert types["cost_precise"] == "decimal(32,12)"
     assert types["released"] == "date"
     assert types["thumbnail"] == "binary"
+    # Declared types win over the Avro files' (long, decimal(38,12)); the columns the yml does
+    # not declare take the type their source names (cdc_source_columns).
+    assert types["stock"] == "int"
+    assert (types["updated_at"], types["weight_kg"]) == ("timestamp", "double")
     rows = spark.table("shop_products_current").collect()
     assert rows, "the scenario has live products"
     for row in rows:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -149,3 +150,43 @@ def test_incremental_runs_equal_a_full_refresh(waves_run):
     assert pipeline.cdcw("dbt", "build", "--full-refresh", *DBT_VARS) == 0
     refreshed = snapshot(pipeline)
     assert_same_marts(refreshed, snapshots[-1])
+
+
+def catalog_type(column: dict[str, Any]) -> str:
+    """The name cdc_source_columns should give a column's type, from PostgreSQL's catalog: the
+    type's own name (an array's with []), with the modifier where it constrains the type; an
+    enum known by OID only (pgoutput names it in a Type message, not in the Relation)."""
+    name, modifier = column["type_name"], column["type_modifier"]
+    if column["type_kind"] == "e":
+        return f"oid {column['type_oid']}"
+    if name.startswith("_"):
+        return f"{name[1:]}[]"
+    if name == "numeric" and modifier >= 0:
+        return column["formatted"]  # numeric(12,2)
+    if name == "varchar" and modifier >= 0:
+        return f"varchar({modifier - 4})"
+    return name
+
+
+def test_source_columns_are_the_catalogs_columns_and_types(waves_run, captured_waves):
+    """Every published table's columns in both slots, typed from the Relation messages as
+    PostgreSQL's catalog types them (type modifiers included)."""
+    pipeline, _ = waves_run
+    catalog = {(c["table"], c["column"]): c for c in captured_waves[0]["column_catalog"]}
+    expected = {key: catalog_type(column) for key, column in catalog.items()}
+    rows = pipeline.rows("cdc_source_columns")
+    assert {row["source_system"] for row in rows} == {"pgoutput"}
+    for slot in workload.SLOTS:
+        found = {
+            (row["source_table"], row["column_name"]): row["source_type"]
+            for row in rows
+            if row["source_name"] == slot
+        }
+        assert found == expected, slot
+    spark_types = {(row["source_table"], row["column_name"]): row["spark_type"] for row in rows}
+    assert spark_types[("public.full_rows", "amount")] == "decimal(12,2)"
+    assert spark_types[("public.typed", "c_numeric")] == "string"
+    assert spark_types[("public.typed", "c_int2")] == "smallint"
+    assert spark_types[("public.typed", "c_ts")] == "timestamp_ntz"
+    assert spark_types[("public.typed", "c_tstz")] == "timestamp"
+    assert spark_types[("public.typed", "c_mood")] == "string"

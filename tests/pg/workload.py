@@ -340,6 +340,31 @@ insert into pairs values ('eu', 12, 3);
 """
 
 
+def column_catalog(pg: LocalPostgres) -> list[dict[str, Any]]:
+    """Each published table's columns as the catalog types them: the type's name and kind
+    (`typtype`: b base, e enum), its OID and the column's type modifier, and format_type's
+    spelling."""
+    names = ", ".join(f"'{table}'::regclass" for table in TABLE_KEYS)
+    rows = pg.sql(
+        "select a.attrelid::regclass::text, a.attname, t.typname, t.typtype, a.atttypid, "
+        "a.atttypmod, format_type(a.atttypid, a.atttypmod) from pg_attribute a "
+        f"join pg_type t on t.oid = a.atttypid where a.attrelid in ({names}) "
+        "and a.attnum > 0 and not a.attisdropped"
+    )
+    return [
+        {
+            "table": table if "." in table else f"public.{table}",
+            "column": column,
+            "type_name": type_name,
+            "type_kind": type_kind,
+            "type_oid": int(oid),
+            "type_modifier": int(modifier),
+            "formatted": formatted,
+        }
+        for table, column, type_name, type_kind, oid, modifier, formatted in rows
+    ]
+
+
 def db_state(pg: LocalPostgres) -> dict[str, list[dict[str, str | None]]]:
     """Every public table's rows, ordered by primary key, values as PostgreSQL text output."""
     state: dict[str, list[dict[str, str | None]]] = {}
@@ -405,6 +430,7 @@ def run_workload(pg: LocalPostgres) -> list[dict[str, Any]]:
             )
 
         wave("w1_initial", lambda: pg.sql(W1))
+        waves[0]["column_catalog"] = column_catalog(pg)
         wave("w2_updates_streams_2pc", lambda: pg.sql(W2))
         wave(
             "w3_open_streamed",

@@ -1167,7 +1167,26 @@ def test_avro_and_json_forms_of_one_event_flatten_alike():
             },
         }
     )
-    assert flatten_event(avro_line, STREAM) == flatten_event(json_line, STREAM)
+    from_avro, from_json = flatten_event(avro_line, STREAM), flatten_event(json_line, STREAM)
+    # Only the Avro file names its columns' types (its schema); JSON events carry none.
+    assert json.loads(from_avro.pop("column_types")) == {
+        "id": ["long", "bigint"],
+        "price": ["decimal(10,2)", "decimal(10,2)"],
+        "huge": ["decimal(30,3)", "decimal(30,3)"],
+        "born": ["int:date", "date"],
+        "seen_at": ["long:timestamp-micros", "timestamp"],
+        "local_at": ["datetime", "timestamp_ntz"],
+        "other_local_at": ["datetime", "timestamp_ntz"],
+        "blob": ["bytes", "binary"],
+        "ratio": ["double", "double"],
+        "counter": ["long", "bigint"],
+        "active": ["boolean", "boolean"],
+        "name": ["string", "string"],
+        "doc": ["string:json", "string"],
+        "missing": ["string", "string"],
+    }
+    assert from_json.pop("column_types") is None
+    assert from_avro == from_json
 
 
 def _avro_long(n: int) -> bytes:
@@ -1235,7 +1254,12 @@ def test_avro_named_types_referenced_by_short_and_full_names():
     )
     ((_, line, reason),) = avro_events(io.BytesIO(container_as_written_by_java(schema, [record])))
     assert reason is None
-    image = flatten_event(line, STREAM)["row_image"]
+    row = flatten_event(line, STREAM)
+    image = row["row_image"]
+    types = json.loads(row["column_types"])
+    for name in ("local_at", "other_local_at", "third_at", "fourth_at", "fifth_at", "seventh_at"):
+        assert types[name] == ["datetime", "timestamp_ntz"], name
+    assert types["sixth_at"] == ["array", "string"]
     assert image["local_at"] == '"2024-02-29T13:00:05.000007"'
     assert image["other_local_at"] == '"1969-12-31T00:00:00.000000"'
     assert image["third_at"] == '"1970-01-01T00:00:00.000001"'

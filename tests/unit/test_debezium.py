@@ -180,6 +180,8 @@ def test_blog_update_without_envelope():
         "committed_at": 1570448151151000,
         "txn_id": "tx:627",
         "event_id": "lsn:34650016:update",
+        # Without the schema envelope a record names no types.
+        "column_types": None,
     }
 
 
@@ -693,6 +695,7 @@ def test_truncate():
         "committed_at": 1570448151151000,
         "txn_id": "tx:627",
         "event_id": "lsn:34650016:truncate",
+        "column_types": None,
     }
 
 
@@ -1011,3 +1014,33 @@ def test_column_missing_from_the_schema():
 )
 def test_bad_value_schemas(schema, reason):
     assert error_of(kcat(enveloped(payload(after={"id": 1}), schema))) == reason
+
+
+def test_column_types_come_from_the_envelope_schema_of_the_image():
+    decimal = col("price", "bytes", "org.apache.kafka.connect.data.Decimal")
+    decimal["parameters"] = {"scale": "2", "connect.decimal.precision": "10"}
+    columns = [
+        ID,
+        decimal,
+        col("seen_at", "int64", "io.debezium.time.MicroTimestamp"),
+        col("changed_at", "string", "io.debezium.time.ZonedTimestamp"),
+        col("born", "int32", "io.debezium.time.Date"),
+        col("doc", "string", "io.debezium.data.Json"),
+        col("tags", "array"),
+        col("ratio", "double"),
+    ]
+    after = {"id": 1, "price": unscaled(1234), "seen_at": 0, "changed_at": "2024-01-01T00:00:00Z"}
+    after |= {"born": 0, "doc": "{}", "tags": [], "ratio": 0.5}
+    for op, body in (("c", payload("c", after=after)), ("d", payload("d", before=after))):
+        row = flatten(kcat(enveloped(body, value_schema(columns))))
+        assert row["error"] is None, op
+        assert json.loads(row["column_types"]) == {
+            "id": ["int32", "int"],
+            "price": ["org.apache.kafka.connect.data.Decimal(10,2)", "decimal(10,2)"],
+            "seen_at": ["io.debezium.time.MicroTimestamp", "timestamp_ntz"],
+            "changed_at": ["io.debezium.time.ZonedTimestamp", "timestamp"],
+            "born": ["io.debezium.time.Date", "date"],
+            "doc": ["io.debezium.data.Json", "string"],
+            "tags": ["array", "string"],
+            "ratio": ["double", "double"],
+        }, op

@@ -842,6 +842,13 @@ def test_message_row_of_a_relation_keeps_names_keys_and_types():
         ("name", False, 1043),
         ("blob", True, 17),
     ]
+    # The type modifier names varchar's length (68 = 64 + its 4-byte header).
+    assert json.loads(row["column_types"]) == {
+        "id": ["int4", "int"],
+        "name": ["varchar(64)", "string"],
+        "blob": ["bytea", "binary"],
+    }
+    assert message_row(slot_line(insert()), in_stream=False)["column_types"] is None
 
 
 @pytest.mark.parametrize(

@@ -233,6 +233,10 @@ def test_transfer_first_record(line_of):
         "value_capture_type": "OLD_AND_NEW_VALUES",
         "mod_index": 0,
         "column_names": ["AccountId", "LastUpdate", "Balance"],
+        "column_types": (
+            '{"AccountId":["STRING","string"],"Balance":["INT","bigint"],'
+            '"LastUpdate":["TIMESTAMP","timestamp"]}'
+        ),
         "child_token": None,
         "parent_tokens": None,
     }

@@ -1,0 +1,206 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='merge',
+        unique_key=[
+            'source_system', 'source_name', 'source_table', 'column_name', 'source_type'
+        ],
+        merge_null_safe_keys=true,
+    )
+}}
+
+{#- Every column each source has named, with the type it gave it (python_udfs/source_types.py)
+    and the landing runs in which that was first and last seen. A column added upstream starts
+    after its table; one dropped stops being seen; one retyped gets a row per type. Rows of a
+    source that carries no types (Datastream JSON, Debezium without the schema envelope) name
+    the columns only. A run reads only the landing runs after the newest it has seen. -#}
+{%- set seen_through = max_processed(this, 'last_seen_landing_run') if is_incremental() else -1 %}
+
+with spanner_schemas as (
+    select
+        'spanner' as source_system,
+        source_name,
+        source_table,
+        column_types,
+        cast(null as array<string>) as column_names,
+        min(landing_run) as first_seen_landing_run,
+        max(landing_run) as last_seen_landing_run
+    from {{ ref('int_spanner__records') }}
+    where
+        landing_run > {{ seen_through }}
+        and record_kind = 'data_change'
+        and error is null
+        and column_types is not null
+    group by source_name, source_table, column_types
+),
+
+datastream_schemas as (
+    select
+        'datastream' as source_system,
+        source_name,
+        source_table,
+        column_types,
+        if(column_types is null, array_sort(map_keys(row_image)), null) as column_names,
+        min(landing_run) as first_seen_landing_run,
+        max(landing_run) as last_seen_landing_run
+    from {{ ref('int_datastream__events') }}
+    where landing_run > {{ seen_through }} and error is null and source_table is not null
+    group by
+        source_name,
+        source_table,
+        column_types,
+        if(column_types is null, array_sort(map_keys(row_image)), null)
+),
+
+debezium_schemas as (
+    select
+        'debezium' as source_system,
+        source_name,
+        source_table,
+        column_types,
+        if(column_types is null, array_sort(map_keys(row_image)), null) as column_names,
+        min(landing_run) as first_seen_landing_run,
+        max(landing_run) as last_seen_landing_run
+    from {{ ref('int_debezium__events') }}
+    where
+        landing_run > {{ seen_through }}
+        and error is null
+        and source_table is not null
+        and op != 'truncate'
+    group by
+        source_name,
+        source_table,
+        column_types,
+        if(column_types is null, array_sort(map_keys(row_image)), null)
+),
+
+pgoutput_schemas as (
+    select
+        'pgoutput' as source_system,
+        source_name,
+        concat_ws(
+            '.',
+            get_json_object(relation_json, '$.namespace'),
+            get_json_object(relation_json, '$.name')
+        ) as source_table,
+        column_types,
+        cast(null as array<string>) as column_names,
+        min(landing_run) as first_seen_landing_run,
+        max(landing_run) as last_seen_landing_run
+    from {{ ref('int_pgoutput__messages') }}
+    where
+        landing_run > {{ seen_through }}
+        and kind = 'relation'
+        and error is null
+        and column_types is not null
+    group by source_name, relation_json, column_types
+),
+
+new_schemas as (
+    select * from spanner_schemas
+    union all
+    select * from datastream_schemas
+    union all
+    select * from debezium_schemas
+    union all
+    select * from pgoutput_schemas
+),
+
+typed_columns as (
+    select
+        new_schemas.source_system,
+        new_schemas.source_name,
+        new_schemas.source_table,
+        typed.column_name,
+        typed.types[0] as source_type,
+        typed.types[1] as spark_type,
+        new_schemas.first_seen_landing_run,
+        new_schemas.last_seen_landing_run
+    from new_schemas
+        lateral view explode(
+            from_json(new_schemas.column_types, 'map<string,array<string>>')
+        ) typed as column_name, types
+    where new_schemas.column_types is not null
+),
+
+named_columns as (
+    select
+        new_schemas.source_system,
+        new_schemas.source_name,
+        new_schemas.source_table,
+        named.column_name,
+        cast(null as string) as source_type,
+        'string' as spark_type,
+        new_schemas.first_seen_landing_run,
+        new_schemas.last_seen_landing_run
+    from new_schemas
+        lateral view explode(new_schemas.column_names) named as column_name
+    where new_schemas.column_types is null
+),
+
+observed_columns as (
+    select * from typed_columns
+    union all
+    select * from named_columns
+),
+
+new_columns as (
+    select
+        source_system,
+        source_name,
+        source_table,
+        column_name,
+        source_type,
+        max(spark_type) as spark_type,
+        min(first_seen_landing_run) as first_seen_landing_run,
+        max(last_seen_landing_run) as last_seen_landing_run
+    from observed_columns
+    group by source_system, source_name, source_table, column_name, source_type
+),
+
+known_columns as (
+    {%- if is_incremental() %}
+        select * from {{ this }}
+    {%- else %}
+        select * from new_columns
+        where false
+    {%- endif %}
+),
+
+seen_before as (
+    select
+        new_columns.source_system,
+        new_columns.source_name,
+        new_columns.source_table,
+        new_columns.column_name,
+        new_columns.source_type,
+        new_columns.spark_type,
+        new_columns.last_seen_landing_run,
+        least(
+            new_columns.first_seen_landing_run,
+            coalesce(known_columns.first_seen_landing_run, new_columns.first_seen_landing_run)
+        ) as first_seen_landing_run
+    from new_columns
+    left join known_columns
+        on
+            new_columns.source_system = known_columns.source_system
+            and new_columns.source_name = known_columns.source_name
+            and new_columns.source_table = known_columns.source_table
+            and new_columns.column_name = known_columns.column_name
+            and new_columns.source_type <=> known_columns.source_type
+),
+
+final as (
+    select
+        source_system,
+        source_name,
+        source_table,
+        column_name,
+        source_type,
+        spark_type,
+        first_seen_landing_run,
+        last_seen_landing_run
+    from seen_before
+)
+
+select * from final

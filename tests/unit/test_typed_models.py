@@ -1,0 +1,110 @@
+"""What `cdcw generate-typed-models` writes, without Spark: names, yml entries, the tables it
+leaves alone, and the system columns it shares with macros/typed_models.sql."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jinja2
+import yaml
+
+from cdc_warehouse import typed_models
+from cdc_warehouse.settings import PROJECT_DIR
+from cdc_warehouse.typed_models import SourceColumn, SourceTable
+
+ORDERS = SourceTable("datastream", "mysql_shop", "shop.orders")
+ORDERS_COLUMNS = [
+    SourceColumn("id", "long", "bigint"),
+    SourceColumn("placed_at", "long:timestamp-micros", "timestamp"),
+    SourceColumn("note", None, "string"),
+]
+
+
+def macro_system_columns(state: str) -> list[str]:
+    """typed_system_columns(state) as dbt renders it (jinja2, dbt's `do` extension)."""
+    text = (PROJECT_DIR / "macros" / "typed_models.sql").read_text()
+    environment = jinja2.Environment(extensions=["jinja2.ext.do"])
+    return (
+        environment.from_string(text + f"{{{{ typed_system_columns('{state}') }}}}")
+        .render()
+        .strip()
+        .split(",")
+    )
+
+
+def test_system_columns_are_the_macros():
+    for state, columns in typed_models.SYSTEM_COLUMNS.items():
+        assert list(columns) == macro_system_columns(state), state
+
+
+def test_the_projects_hand_written_models_are_found():
+    typed = typed_models.typed_sources(PROJECT_DIR / "models")
+    assert SourceTable("datastream", "mysql_shop", "shop.products") in typed
+    assert SourceTable("datastream", "postgres_crm", "public.accounts") in typed
+
+
+def test_names_join_source_and_table_and_take_the_family_only_to_tell_two_apart():
+    twins = [
+        SourceTable("debezium", "shop", "public.orders"),
+        SourceTable("pgoutput", "shop", "public.orders"),
+        ORDERS,
+    ]
+    assert typed_models.model_names(twins) == {
+        twins[0]: "debezium__shop__public_orders",
+        twins[1]: "pgoutput__shop__public_orders",
+        ORDERS: "mysql_shop__shop_orders",
+    }
+
+
+def test_entries_give_source_types_and_document_unknown_apart_from_null():
+    current, history = typed_models.model_entries(ORDERS, "mysql_shop__shop_orders", ORDERS_COLUMNS)
+    assert (current["name"], history["name"]) == (
+        "mysql_shop__shop_orders_current",
+        "mysql_shop__shop_orders_history",
+    )
+    assert current["config"]["meta"]["cdc_source"] == {
+        "source_system": "datastream",
+        "source_name": "mysql_shop",
+        "source_table": "shop.orders",
+    }
+    assert current["data_tests"] == ["typed_values_fit"]
+    typed = {c["name"]: c.get("data_type") for c in current["columns"]}
+    assert typed["id"] == "bigint" and typed["placed_at"] == "timestamp"
+    assert typed["note"] == "string"
+    described = {c["name"]: c["description"] for c in history["columns"]}
+    assert described["unavailable_columns"] == "{{ doc('typed_unavailable_columns') }}"
+    assert "names no type" in described["note"]
+    assert [c["name"] for c in history["columns"]][
+        -len(typed_models.SYSTEM_COLUMNS["history"]) :
+    ] == (list(typed_models.SYSTEM_COLUMNS["history"]))
+
+
+def test_a_second_run_appends_the_new_tables_and_rewrites_none(tmp_path: Path):
+    project = tmp_path / "project"
+    out = project / typed_models.GENERATED_DIR
+    first = typed_models.plan({ORDERS: ORDERS_COLUMNS}, set())
+    written = typed_models.write(out, first)
+    assert {path.name for path in written} == {
+        "mysql_shop__shop_orders_current.sql",
+        "mysql_shop__shop_orders_history.sql",
+        "_generated.yml",
+    }
+    assert (out / "mysql_shop__shop_orders_current.sql").read_text() == (
+        "{{ typed_current_state() }}\n"
+    )
+    (out / "mysql_shop__shop_orders_current.sql").write_text("-- edited\n")
+
+    users = SourceTable("spanner", "app", "Users")
+    columns = {ORDERS: ORDERS_COLUMNS, users: [SourceColumn("UserId", "INT64", "bigint")]}
+    second = typed_models.plan(columns, typed_models.typed_sources(project / "models"))
+    assert list(second) == ["app__users"]
+    typed_models.write(out, second)
+    assert (out / "mysql_shop__shop_orders_current.sql").read_text() == "-- edited\n"
+    document = yaml.safe_load((out / "_generated.yml").read_text())
+    assert [model["name"] for model in document["models"]] == [
+        "mysql_shop__shop_orders_current",
+        "mysql_shop__shop_orders_history",
+        "app__users_current",
+        "app__users_history",
+    ]
+    assert typed_models.plan(columns, typed_models.typed_sources(project / "models")) == {}
