@@ -67,10 +67,11 @@ def execute(argv: Sequence[str], settings: Settings) -> int:
         return 2
     with warehouse_lock(settings):
         from cdc_warehouse.metastore_locks import metastore_run_lock
+        from cdc_warehouse.warehouse_lease import warehouse_lease
 
         spark = start_spark(settings)
         try:
-            with metastore_run_lock(spark, settings):
+            with metastore_run_lock(spark, settings), warehouse_lease(spark, settings):
                 return run_command(spark, command, rest, settings)
         finally:
             if settings.target != LOCAL:
