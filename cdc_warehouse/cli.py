@@ -21,9 +21,13 @@ cdcw bench --scale N [--out F] generate a workload and measure the pipeline agai
 
 from __future__ import annotations
 
+import argparse
+import contextlib
+import io
 import sys
 import traceback
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from cdc_warehouse import build_record, prereqs, run_summary
@@ -48,23 +52,77 @@ from cdc_warehouse.steps import (
 
 USAGE = __doc__ or ""
 GENERATE_TYPED_MODELS = "generate-typed-models"
+COMMANDS = ("run", "land", "dbt", "maintain", "upgrade", GENERATE_TYPED_MODELS, "bench")
+# Commands whose further arguments go to dbt (or the benchmark's own parser) unchanged.
+PASS_THROUGH = ("run", "dbt", "bench")
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    # What follows a pass-through command, in order.
+    passed_on: list[str]
+    project_dir: Path = PROJECT_DIR
+
+
+def command_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="cdcw",
+        description=USAGE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        allow_abbrev=False,
+        usage="cdcw COMMAND [ARGS...]",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        # A pass-through command's -h goes to what it passes on to.
+        command = commands.add_parser(name, add_help=name not in PASS_THROUGH, allow_abbrev=False)
+        if name == GENERATE_TYPED_MODELS:
+            command.add_argument("--project-dir", type=Path, default=PROJECT_DIR)
+    return parser
+
+
+class UsageError(Exception):
+    """Arguments no command takes; the message says why (exit 2)."""
+
+
+def parse_command(argv: Sequence[str]) -> Command:
+    """The command and what it passes on; UsageError for arguments it does not take."""
+    if argv and not argv[0].startswith("-") and argv[0] not in COMMANDS:
+        raise UsageError(f"unknown command {argv[0]!r}")
+    parser = command_parser()
+    error = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(error):
+            options, extra = parser.parse_known_args(list(argv))
+    except SystemExit as stop:
+        if stop.code == 0:  # --help, printed
+            raise
+        raise UsageError(error.getvalue().strip().splitlines()[-1]) from None
+    if options.command is None:
+        raise UsageError("a command is needed")
+    if extra and options.command not in PASS_THROUGH:
+        raise UsageError(f"`cdcw {options.command}` takes no {' '.join(extra)}")
+    if options.command == "dbt" and not extra:
+        raise UsageError("`cdcw dbt` needs a dbt command, e.g. `cdcw dbt build`")
+    return Command(options.command, extra, getattr(options, "project_dir", PROJECT_DIR))
 
 
 def execute(argv: Sequence[str], settings: Settings) -> int:
-    if not argv or argv[0] in {"-h", "--help", "help"}:
-        print(USAGE)
-        return 0 if argv else 2
-    command, rest = argv[0], list(argv[1:])
-    if command == "bench":
+    if not argv:
+        print(USAGE, file=sys.stderr)
+        return 2
+    try:
+        command = parse_command(argv)
+    except UsageError as problem:
+        print(f"cdcw: {problem}\n\n{USAGE}", file=sys.stderr)
+        return 2
+    except SystemExit as stop:  # --help
+        return int(stop.code or 0)
+    if command.name == "bench":
         from cdc_warehouse.bench import benchmark
 
-        return benchmark.main(rest)
-    if command not in {"run", "land", "dbt", "maintain", "upgrade", GENERATE_TYPED_MODELS}:
-        print(f"cdcw: unknown command {command!r}\n{USAGE}", file=sys.stderr)
-        return 2
-    if command == "dbt" and not rest:
-        print("cdcw: `cdcw dbt` needs a dbt command, e.g. `cdcw dbt build`", file=sys.stderr)
-        return 2
+        return benchmark.main(command.passed_on)
     with warehouse_lock(settings):
         from cdc_warehouse.metastore_locks import metastore_run_lock
         from cdc_warehouse.warehouse_lease import warehouse_lease
@@ -72,7 +130,7 @@ def execute(argv: Sequence[str], settings: Settings) -> int:
         spark = start_spark(settings)
         try:
             with metastore_run_lock(spark, settings), warehouse_lease(spark, settings):
-                return run_command(spark, command, rest, settings)
+                return run_command(spark, command, settings)
         finally:
             if settings.target != LOCAL:
                 # End the cluster application (or Connect session) in order, rather than at
@@ -80,34 +138,34 @@ def execute(argv: Sequence[str], settings: Settings) -> int:
                 spark.stop()
 
 
-def run_command(spark, command: str, rest: list[str], settings: Settings) -> int:
+def run_command(spark, command: Command, settings: Settings) -> int:
     """A command's work, once its session has started under the warehouse's locks."""
     from cdc_warehouse import maintenance
     from cdc_warehouse.table_format import tag_commits
 
-    if command == "maintain":
+    if command.name == "maintain":
         maintenance.report(maintenance.maintain(spark, settings), settings)
         return 0
-    if command == GENERATE_TYPED_MODELS:
-        return generate_typed_models(spark, rest, settings)
-    if command == "upgrade":
+    if command.name == GENERATE_TYPED_MODELS:
+        return generate_typed_models(spark, command.project_dir, settings)
+    if command.name == "upgrade":
         for table in maintenance.convert_landed_lines(spark, settings):
             print(f"cdcw: {table} is a Delta table now", file=sys.stderr)
         build_record.forget(settings.dbt_dir)
         tag_commits(spark, landed_through(spark, settings))
         return 0 if run_dbt(["build", "--full-refresh"], settings) else 1
-    if command == "dbt":
+    if command.name == "dbt":
         build_record.forget(settings.dbt_dir)
         tag_commits(spark, landed_through(spark, settings))
-        return 0 if run_dbt(rest, settings) else 1
+        return 0 if run_dbt(command.passed_on, settings) else 1
     report = land_files(spark, settings)
-    if command == "land":
+    if command.name == "land":
         return 0
     tag_commits(spark, report.newest_run)
     # Only a run that landed files reports what it wrote: a run that finds nothing new reads no
     # table history.
     versions_before = run_summary.mart_versions(spark, settings.mart_schema) if report.files else {}
-    if not build_new_landings(spark, report, rest, settings):
+    if not build_new_landings(spark, report, command.passed_on, settings):
         return 1
     if report.files:
         print(
@@ -117,13 +175,9 @@ def run_command(spark, command: str, rest: list[str], settings: Settings) -> int
     return 0
 
 
-def generate_typed_models(spark, args: list[str], settings: Settings) -> int:
+def generate_typed_models(spark, project_dir: Path, settings: Settings) -> int:
     from cdc_warehouse import typed_models
 
-    if args and (len(args) != 2 or args[0] != "--project-dir"):
-        print(f"cdcw: {GENERATE_TYPED_MODELS} takes --project-dir DIR only", file=sys.stderr)
-        return 2
-    project_dir = Path(args[1]) if args else PROJECT_DIR
     written = typed_models.generate(spark, settings.internal_schema, project_dir)
     for path in written:
         print(f"cdcw: wrote {path}", file=sys.stderr)

@@ -50,7 +50,7 @@
         *,
         concat_ws(
             '.',
-            lpad(cast(coalesce(mono_ts, 0) + 300000000000000000 as string), 18, '0'),
+            {{ position_source_time('mono_ts') }},
             case when is_backfill then '0' else '1' end,
             sort_pos,
             case when op = 'delete' then '0' else '1' end,

@@ -18,6 +18,7 @@ import fastavro
 from python_udfs.change_log import FIELDS as CHANGE_FIELDS
 from python_udfs.json_values import (
     canonical_json,
+    line_object,
     loads_exact,
     normalize,
     parse_instant_ns,
@@ -175,14 +176,10 @@ def _error(reason: str) -> dict[str, Any]:
 
 
 def _flatten(line: Any, source_name: str, declared_keys: KeyLookup | None) -> dict[str, Any]:
-    if not isinstance(line, (str, bytes)):
-        raise _BadEvent("malformed JSON: no text")
     try:
-        event = loads_exact(line)
+        event = line_object(line, loads_exact)
     except ValueError as exc:
-        raise _BadEvent(f"malformed JSON: {exc}") from None
-    if not isinstance(event, dict):
-        raise _BadEvent("event is not an object")
+        raise _BadEvent(str(exc)) from None
 
     event_id = event.get("uuid")
     if not isinstance(event_id, str) or not event_id:

@@ -25,7 +25,7 @@ from python_udfs.json_values import (
     JsonDocument,
     canonical_json,
     format_instant_micros,
-    loads,
+    line_object,
     loads_exact,
     normalize,
     parse_instant_ns,
@@ -143,14 +143,10 @@ def _placeholders(settings: tuple[str, ...]) -> _Placeholders:
 def _flatten(
     line: Any, source_name: str, marks: _Placeholders, declared_keys: KeyLookup | None
 ) -> dict[str, Any]:
-    if not isinstance(line, (str, bytes)):
-        raise _BadRecord("malformed line JSON: no text")
     try:
-        record = loads(line)
+        record = line_object(line)
     except ValueError as exc:
-        raise _BadRecord(f"malformed line JSON: {exc}") from None
-    if not isinstance(record, dict):
-        raise _BadRecord("malformed line JSON: not an object")
+        raise _BadRecord(str(exc)) from None
     topic = record.get("topic")
     if not isinstance(topic, str) or not topic:
         raise _BadRecord("missing field: topic")

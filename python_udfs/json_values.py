@@ -91,6 +91,22 @@ def _loads_with(
 loads = _loads_with(msgspec.json.Decoder())
 # json.loads(text, parse_float=Decimal): NUMERIC values written as JSON numbers stay exact.
 loads_exact = _loads_with(msgspec.json.Decoder(float_hook=Decimal), parse_float=Decimal)
+
+
+def line_object(line: Any, load: Callable[[str | bytes], Any] = loads) -> dict[str, Any]:
+    """A landed line's JSON object. Anything else raises ValueError whose message is the
+    quarantine reason, in the same words for every family."""
+    if not isinstance(line, (str, bytes)):
+        raise ValueError("malformed line JSON: no text")
+    try:
+        document = load(line)
+    except ValueError as exc:
+        raise ValueError(f"malformed line JSON: {exc}") from None
+    if not isinstance(document, dict):
+        raise ValueError("malformed line JSON: not an object")
+    return document
+
+
 _loads_document = _loads_with(parse_float=_finite_json_float, parse_constant=_no_json_constant)
 
 

@@ -28,6 +28,7 @@ from python_udfs.json_values import (
     JsonDocument,
     canonical_json,
     format_instant_micros,
+    line_object,
     loads_exact,
     normalize,
     parse_instant_ns,
@@ -129,16 +130,11 @@ def _shown(value: Any) -> str:
 
 
 def _line_document(line: Any) -> dict[str, Any]:
-    if not isinstance(line, (str, bytes)):
-        raise _BadLine("malformed line JSON: no text")
     try:
         # Decimal keeps NUMERIC values written as JSON numbers exact.
-        document = loads_exact(line)
+        return line_object(line, loads_exact)
     except ValueError as exc:
-        raise _BadLine(f"malformed line JSON: {exc}") from None
-    if not isinstance(document, dict):
-        raise _BadLine("malformed line JSON: not an object")
-    return document
+        raise _BadLine(str(exc)) from None
 
 
 def _present(fields: dict[str, Any], skip: str = "") -> dict[str, Any]:

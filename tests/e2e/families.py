@@ -50,7 +50,7 @@ def compiled_hinted_sql(pipeline: Pipeline) -> str:
         for folder, model in (
             ("marts", "cdc_current"),
             ("marts", "cdc_history"),
-            ("intermediate", "int_cdc__key_successions"),
+            ("intermediate/cdc", "int_cdc__key_successions"),
         )
     )
 

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from cdc_warehouse import build_record, cli, steps
 from cdc_warehouse.settings import PROJECT_DIR, Settings, WarehouseBusy, load_settings
 from python_udfs.datastream import KEYLESS_BASES
@@ -41,7 +43,47 @@ def test_usage_errors_do_not_start_spark(tmp_path, capsys):
     assert "unknown command" in capsys.readouterr().err
     assert cli.execute(["dbt"], settings) == 2
     assert cli.execute([], settings) == 2
+    assert cli.execute(["land", "--select", "x"], settings) == 2
+    assert "`cdcw land` takes no --select x" in capsys.readouterr().err
+    assert cli.execute(["generate-typed-models", "--project-dir"], settings) == 2
+    assert "expected one argument" in capsys.readouterr().err
+    assert cli.execute(["--help"], settings) == 0
+    assert "generate-typed-models" in capsys.readouterr().out
     assert not settings.warehouse_dir.exists()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run"],
+        ["run", "--exclude-resource-type", "test", "--vars", "{cdc_keys_per_partition: 3}"],
+        ["run", "--select", "+cdc_spanner_streams", "--full-refresh"],
+        [
+            "dbt",
+            "show",
+            "--inline",
+            "select * from {{ ref('cdc_current') }} where x = '-1'",
+            "--limit",
+            "-1",
+            "--output",
+            "json",
+            "--quiet",
+        ],
+        ["dbt", "--help"],
+        ["dbt", "build", "--project-dir", "/elsewhere", "--select", "path:models/marts"],
+        ["dbt", "source", "freshness", "--", "--vars", "{a: 1}"],
+        ["bench", "--scale", "2000", "--phases", "floor,full", "-h"],
+    ],
+)
+def test_what_follows_run_dbt_and_bench_passes_on_unchanged(argv):
+    command = cli.parse_command(argv)
+    assert (command.name, command.passed_on) == (argv[0], argv[1:])
+
+
+def test_generate_typed_models_takes_a_project_dir():
+    assert cli.parse_command(["generate-typed-models"]).project_dir == PROJECT_DIR
+    command = cli.parse_command(["generate-typed-models", "--project-dir", "/p"])
+    assert command.project_dir == Path("/p")
 
 
 def test_a_second_process_on_the_same_warehouse_stops_at_once(tmp_path):

@@ -892,11 +892,11 @@ def test_empty_payload_of_a_keyless_table():
 @pytest.mark.parametrize(
     ("line", "reason"),
     [
-        ("{not json", "malformed JSON: "),
-        ("", "malformed JSON: "),
-        ('{"uuid": "a"} trailing', "malformed JSON: "),
-        ("[1, 2]", "event is not an object"),
-        ("null", "event is not an object"),
+        ("{not json", "malformed line JSON: "),
+        ("", "malformed line JSON: "),
+        ('{"uuid": "a"} trailing', "malformed line JSON: "),
+        ("[1, 2]", "malformed line JSON: not an object"),
+        ("null", "malformed line JSON: not an object"),
     ],
 )
 def test_unreadable_lines(line, reason):
@@ -905,7 +905,7 @@ def test_unreadable_lines(line, reason):
 
 def test_line_that_is_not_text():
     row = flatten_event(None, STREAM)  # type: ignore[arg-type]
-    assert row["error"] == "malformed JSON: no text"
+    assert row["error"] == "malformed line JSON: no text"
 
 
 def _without(source_type: str, field: str) -> dict:

@@ -161,8 +161,8 @@ final as (
         cast(null as bigint) as order_ts,
         concat_ws(
             '.',
-            lpad(cast(typed_changes.transaction_commit_lsn as string), 20, '0'),
-            lpad(cast(typed_changes.lsn as string), 20, '0')
+            {{ position_uint('typed_changes.transaction_commit_lsn', 20) }},
+            {{ position_uint('typed_changes.lsn', 20) }}
         ) as sort_pos,
         concat('xid:', typed_changes.txn_xid) as txn_id,
         concat_ws(
