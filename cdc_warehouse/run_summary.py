@@ -65,16 +65,25 @@ def table_version(spark, table: str) -> int:
     return spark.sql(f"describe history {table} limit 1").first()["version"]
 
 
+# A build makes a few commits per mart: one read of the newest commits usually covers them.
+NEWEST_COMMITS_READ = 20
+
+
 def rows_written_since(spark, table: str, version: int) -> RowsWritten:
-    """What the commits after `version` did to the table's rows."""
-    newer = table_version(spark, table) - version
-    if newer <= 0:
+    """What the commits after `version` did to the table's rows (the newest commits only: a
+    table's log reaches back weeks)."""
+    if not spark.catalog.tableExists(table):
         return RowsWritten()
-    # The newest commits only: a table's log reaches back weeks.
-    commits = spark.sql(f"describe history {table} limit {newer}").collect()
+    limit = NEWEST_COMMITS_READ
+    while True:
+        commits = spark.sql(f"describe history {table} limit {limit}").collect()
+        if len(commits) < limit or min(commit["version"] for commit in commits) <= version + 1:
+            break
+        limit *= 4
     total = RowsWritten()
     for commit in commits:
-        total += commit_rows(commit["operation"], commit["operationMetrics"] or {})
+        if commit["version"] > version:
+            total += commit_rows(commit["operation"], commit["operationMetrics"] or {})
     return total
 
 

@@ -76,6 +76,7 @@ pgoutput_pending as (
     select
         'pgoutput' as source_system,
         source_name,
+        cast(null as timestamp) as low_watermark,
         count_if(started_at > ended_at or (started_at is not null and ended_at is null))
             as pending_transactions
     from pgoutput_transaction_bounds
@@ -91,6 +92,12 @@ spanner_pending as (
     from {{ ref('cdc_spanner_streams') }}
 ),
 
+pending as (
+    select * from pgoutput_pending
+    union all
+    select * from spanner_pending
+),
+
 final as (
     select
         landings.source_system,
@@ -100,11 +107,9 @@ final as (
         landings.last_landed_file,
         landings.files_landed,
         applied_changes.newest_commit_applied,
-        spanner_pending.low_watermark as spanner_low_watermark,
+        pending.low_watermark as spanner_low_watermark,
+        pending.pending_transactions,
         coalesce(quarantined.quarantined_in_last_run, 0) as quarantined_in_last_run,
-        coalesce(
-            pgoutput_pending.pending_transactions, spanner_pending.pending_transactions
-        ) as pending_transactions,
         unix_timestamp(current_timestamp()) - unix_timestamp(landings.last_landed_at)
             as seconds_since_landing,
         unix_timestamp(current_timestamp())
@@ -118,14 +123,10 @@ final as (
         on
             landings.source_system = quarantined.source_system
             and landings.source_name = quarantined.source_name
-    left join pgoutput_pending
+    left join pending
         on
-            landings.source_system = pgoutput_pending.source_system
-            and landings.source_name = pgoutput_pending.source_name
-    left join spanner_pending
-        on
-            landings.source_system = spanner_pending.source_system
-            and landings.source_name = spanner_pending.source_name
+            landings.source_system = pending.source_system
+            and landings.source_name = pending.source_name
 )
 
 select * from final
