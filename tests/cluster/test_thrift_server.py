@@ -61,7 +61,10 @@ def test_bi_connections_call_the_udfs_through_the_thrift_server(tmp_path, worker
             assert time.monotonic() < deadline, "the Thrift server did not start"
             time.sleep(1)
         # Two connections, two sessions on the client side; one SparkSession on the server.
-        for line, reason in (("{", "malformed JSON"), ("[]", "event is not an object")):
+        for line, reason in (
+            ("{", "malformed line JSON"),
+            ("[]", "malformed line JSON: not an object"),
+        ):
             answer = beeline(url, f"select datastream_flatten('{line}', 'shop').error as e")
             assert answer.returncode == 0, answer.stdout + answer.stderr
             assert reason in answer.stdout, answer.stdout
