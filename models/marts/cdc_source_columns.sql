@@ -34,44 +34,51 @@ with spanner_schemas as (
     group by source_name, source_table, column_types
 ),
 
-datastream_schemas as (
+change_events as (
     select
         'datastream' as source_system,
         source_name,
         source_table,
         column_types,
-        if(column_types is null, array_sort(map_keys(row_image)), null) as column_names,
-        min(landing_run) as first_seen_landing_run,
-        max(landing_run) as last_seen_landing_run
+        row_image,
+        landing_run
     from {{ ref('int_datastream__events') }}
     where landing_run > {{ seen_through }} and error is null and source_table is not null
-    group by
-        source_name,
-        source_table,
-        column_types,
-        if(column_types is null, array_sort(map_keys(row_image)), null)
-),
-
-debezium_schemas as (
+    union all
     select
         'debezium' as source_system,
         source_name,
         source_table,
         column_types,
-        if(column_types is null, array_sort(map_keys(row_image)), null) as column_names,
-        min(landing_run) as first_seen_landing_run,
-        max(landing_run) as last_seen_landing_run
+        row_image,
+        landing_run
     from {{ ref('int_debezium__events') }}
     where
         landing_run > {{ seen_through }}
         and error is null
         and source_table is not null
         and op != 'truncate'
-    group by
+),
+
+-- Events without types name their columns by their image's keys.
+named_events as (
+    select
+        *,
+        if(column_types is null, array_sort(map_keys(row_image)), null) as column_names
+    from change_events
+),
+
+event_schemas as (
+    select
+        source_system,
         source_name,
         source_table,
         column_types,
-        if(column_types is null, array_sort(map_keys(row_image)), null)
+        column_names,
+        min(landing_run) as first_seen_landing_run,
+        max(landing_run) as last_seen_landing_run
+    from named_events
+    group by source_system, source_name, source_table, column_types, column_names
 ),
 
 pgoutput_schemas as (
@@ -99,9 +106,7 @@ pgoutput_schemas as (
 new_schemas as (
     select * from spanner_schemas
     union all
-    select * from datastream_schemas
-    union all
-    select * from debezium_schemas
+    select * from event_schemas
     union all
     select * from pgoutput_schemas
 ),
