@@ -3,11 +3,9 @@
 
 from __future__ import annotations
 
-import jinja2
-
-from cdc_warehouse.settings import PROJECT_DIR
 from python_udfs.json_values import pos_uint
 from tests.conftest import Pipeline
+from tests.project_macros import render_macro
 
 UINTS = [0, 1, 9, 10, 12_345, 2**32, 2**63 - 1, 2**64 - 1, 10**20 - 1]
 # Epoch microseconds: before 1970, around it, now, and far ahead; NULL (no CDC change yet).
@@ -15,8 +13,7 @@ SOURCE_TIMES = [-(2**62), -1_000_000, -1, 0, 1, 1_714_557_600_000_000, 2**62, No
 
 
 def sql_of(call: str) -> str:
-    macros = (PROJECT_DIR / "macros" / "sort_positions.sql").read_text()
-    return jinja2.Environment().from_string(macros + "{{ " + call + " }}").render().strip()
+    return render_macro("sort_positions.sql", call)
 
 
 def test_sql_positions_are_pythons_and_keep_order(java_available, tmp_path):

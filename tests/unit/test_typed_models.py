@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import jinja2
 import yaml
 
 from cdc_warehouse import typed_models
 from cdc_warehouse.settings import PROJECT_DIR
 from cdc_warehouse.typed_models import SourceColumn, SourceTable
+from tests.project_macros import render_macro
 
 ORDERS = SourceTable("datastream", "mysql_shop", "shop.orders")
 ORDERS_COLUMNS = [
@@ -21,15 +21,7 @@ ORDERS_COLUMNS = [
 
 
 def macro_system_columns(state: str) -> list[str]:
-    """typed_system_columns(state) as dbt renders it (jinja2, dbt's `do` extension)."""
-    text = (PROJECT_DIR / "macros" / "typed_models.sql").read_text()
-    environment = jinja2.Environment(extensions=["jinja2.ext.do"])
-    return (
-        environment.from_string(text + f"{{{{ typed_system_columns('{state}') }}}}")
-        .render()
-        .strip()
-        .split(",")
-    )
+    return render_macro("typed_models.sql", f"typed_system_columns('{state}')").split(",")
 
 
 def test_system_columns_are_the_macros():

@@ -1,0 +1,16 @@
+"""A project macro rendered as dbt renders it, for macros of plain Jinja (no adapter or ref):
+tests tie such macros to the Python that shares their rule."""
+
+from __future__ import annotations
+
+import jinja2
+
+from cdc_warehouse.settings import PROJECT_DIR
+
+
+def render_macro(macro_file: str, call: str) -> str:
+    """The text `call` (e.g. `position_uint('x', 20)`) renders to, with the macros of
+    macros/`macro_file` defined (and dbt's `do` statement)."""
+    macros = (PROJECT_DIR / "macros" / macro_file).read_text()
+    environment = jinja2.Environment(extensions=["jinja2.ext.do"])
+    return environment.from_string(macros + "{{ " + call + " }}").render().strip()
