@@ -24,20 +24,23 @@
     (`sort_key`); the predecessors' changes ride along as context (`is_context`). All windows
     partition by key alone, so the change log is shuffled once. Nested subqueries, not CTEs: Spark
     does not substitute a cached plan that holds a CTE into a query that has a WITH clause (it
-    recomputes it), and cdc_history has one. -#}
+    recomputes it), and cdc_history has one. A union matches columns by position, so each of
+    its branches selects the stored change-log row through change_log_select. -#}
 {% macro history_sorted_changes(changed_keys, touched, predecessor_cohorts, changed_key_count) -%}
     {%- set changed_keys_hint = broadcast_hint('changed_keys', changed_key_count) -%}
     {%- set predecessor_match = same_key(
         'change_log', 'key_successions', right_key='predecessor_key_json'
     ) -%}
     {%- set context_filter = 'false' -%}
+    {%- set context_hint = '' -%}
     {%- if is_incremental() -%}
+        {%- set context_hint = broadcast_hint('key_successions', changed_key_count) ~ ' ' -%}
         {%- set context_filter = in_values('change_log.key_cohort', predecessor_cohorts)
             ~ ' and not ' ~ key_is_changed('change_log', changed_keys, changed_keys_hint) -%}
     {%- endif -%}
     {%- set keyed_changes -%}
         select
-            change_log.*,
+            {{ change_log_select('change_log', stored=true, indent=12) }},
             false as is_context
         from {{ ref('int_cdc__change_log') }} as change_log
         {%- if is_incremental() %}
@@ -128,24 +131,21 @@
                         union all
                         -- A truncate deletes every key of its table at its position.
                         select
-                            table_keys.source_system,
-                            table_keys.source_name,
-                            table_keys.source_table,
-                            table_keys.key_json,
-                            'delete' as op,
-                            map_from_arrays(array(), array()) as row_image,
-                            true as is_full_image,
-                            false as is_backfill,
-                            cast(null as bigint) as order_ts,
-                            truncates.sort_pos,
-                            truncates.committed_at,
-                            truncates.txn_id,
-                            truncates.event_id,
-                            cast(null as string) as file_path,
-                            cast(null as bigint) as line_number,
-                            truncates.landing_run,
-                            false as image_has_unknown_values,
-                            table_keys.key_cohort,
+                            {{ change_log_select('truncates', {
+                                'source_system': 'table_keys.source_system',
+                                'source_name': 'table_keys.source_name',
+                                'source_table': 'table_keys.source_table',
+                                'key_json': 'table_keys.key_json',
+                                'op': "'delete'",
+                                'row_image': 'map_from_arrays(array(), array())',
+                                'is_full_image': 'true',
+                                'is_backfill': 'false',
+                                'order_ts': 'cast(null as bigint)',
+                                'file_path': 'cast(null as string)',
+                                'line_number': 'cast(null as bigint)',
+                                'image_has_unknown_values': 'false',
+                                'key_cohort': 'table_keys.key_cohort',
+                            }, stored=true, indent=28) }},
                             false as is_context
                         from (
                             select distinct
@@ -160,11 +160,10 @@
                         union all
                         -- Changes of the old keys of primary key changes that this run does not
                         -- recompute: read only to complete their successors' values.
-                        select {{
-                            broadcast_hint('key_successions', changed_key_count)
-                            if is_incremental()
-                        }}
-                            change_log.*,
+                        select
+                            {{ context_hint ~ change_log_select(
+                                'change_log', stored=true, indent=28
+                            ) }},
                             true as is_context
                         from {{ ref('int_cdc__change_log') }} as change_log
                         left semi join (

@@ -34,13 +34,12 @@ select * from final
 
 
 {#- Lines of landing runs this model has not seen, flattened by the family's UDF into the
-    change-log fields (docs/decisions/001) or an error. -#}
+    change-log fields (docs/decisions/001) or an error; committed_at, epoch microseconds from
+    the UDF, becomes a timestamp. -#}
 {% macro flattened_new_lines(lines, flatten_call, extra_fields=[]) -%}
     {%- set processed_through = max_processed(this, 'landing_run') if is_incremental() else -1 %}
-{%- set fields = [
-    'source_table', 'key_json', 'op', 'row_image', 'is_full_image', 'is_backfill', 'order_ts',
-    'sort_pos', 'txn_id', 'event_id'
-] + extra_fields %}
+{%- set fields = change_fields().split(',') | reject('equalto', 'committed_at') | list
+    + extra_fields %}
 
 with new_lines as (
     select * from {{ lines }}
@@ -89,22 +88,7 @@ with events as (
 
 final as (
     select
-        '{{ source_system }}' as source_system,
-        source_name,
-        source_table,
-        key_json,
-        op,
-        row_image,
-        is_full_image,
-        is_backfill,
-        order_ts,
-        sort_pos,
-        committed_at,
-        txn_id,
-        event_id,
-        file_path,
-        line_number,
-        landing_run
+        {{ change_log_select('events', {'source_system': "'" ~ source_system ~ "'"}) }}
     from events
 )
 

@@ -18,11 +18,13 @@ key_registry as (
 ),
 
 final as (
+    {#- image_has_unknown_values is stored so that readers which only ask this skip the
+        images: key successions, history. #}
     select {{ write_clustered_by('key_cohort') }}
-        new_changes.*,
-        -- Stored so that readers which only ask this skip the images: key successions, history.
-        {{ image_has_unknown_values('new_changes.row_image') }} as image_has_unknown_values,
-        key_registry.key_cohort
+        {{ change_log_select('new_changes', {
+            'image_has_unknown_values': image_has_unknown_values('new_changes.row_image'),
+            'key_cohort': 'key_registry.key_cohort',
+        }, stored=true) }}
     from new_changes
     inner join key_registry
         on

@@ -19,13 +19,22 @@ spanner_changes as (
 ),
 
 final as (
-    select * from datastream_changes
+    -- Each branch names its columns: a union matches columns by position.
+    select
+        {{ change_log_select('datastream_changes') }}
+    from datastream_changes
     union all
-    select * from debezium_changes
+    select
+        {{ change_log_select('debezium_changes') }}
+    from debezium_changes
     union all
-    select * from pgoutput_changes
+    select
+        {{ change_log_select('pgoutput_changes') }}
+    from pgoutput_changes
     union all
-    select * from spanner_changes
+    select
+        {{ change_log_select('spanner_changes') }}
+    from spanner_changes
 )
 
 select * from final

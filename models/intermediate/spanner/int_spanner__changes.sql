@@ -41,16 +41,10 @@ final as (
         released_mods.source_name,
         released_mods.file_path,
         released_mods.line_number,
-        released_mods.source_table,
-        released_mods.key_json,
-        released_mods.op,
-        released_mods.is_full_image,
-        released_mods.is_backfill,
-        released_mods.order_ts,
-        released_mods.sort_pos,
-        released_mods.committed_at,
-        released_mods.txn_id,
-        released_mods.event_id,
+        {#- An incremental table keeps the column order it was built with: row_image last. #}
+        {%- for field in change_fields().split(',') if field != 'row_image' %}
+            released_mods.{{ field }},
+        {%- endfor %}
         released_mods.error,
         released_mods.landed_at,
         released_mods.release_run as landing_run,

@@ -48,16 +48,10 @@ final as (
         decoded_rows.record.column_types,
         decoded_rows.record.child_token,
         decoded_rows.record.parent_tokens,
-        decoded_rows.record.source_table,
-        decoded_rows.record.key_json,
-        decoded_rows.record.op,
-        decoded_rows.record.row_image,
-        decoded_rows.record.is_full_image,
-        decoded_rows.record.is_backfill,
-        decoded_rows.record.order_ts,
-        decoded_rows.record.sort_pos,
-        decoded_rows.record.txn_id,
-        decoded_rows.record.event_id,
+        {#- committed_at: epoch microseconds from the UDF, a timestamp from here on (below). #}
+        {%- for field in change_fields().split(',') if field != 'committed_at' %}
+            decoded_rows.record.{{ field }},
+        {%- endfor %}
         decoded_rows.landed_at,
         decoded_rows.landing_run,
         timestamp_micros(decoded_rows.record.committed_at) as committed_at,
