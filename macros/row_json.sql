@@ -1,4 +1,4 @@
-{#- A row image (column -> canonical JSON text, NULL meaning unknown) as the contract's row_json:
+{#- A row image (column -> canonical JSON text, NULL meaning unknown) as the marts' row_json:
     a JSON object of the known columns with keys sorted. Values are already JSON text, so they
     are spliced in rather than re-encoded. -#}
 {% macro row_json_from_image(image) -%}

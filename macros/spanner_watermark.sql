@@ -1,6 +1,9 @@
-{#- The contract's Spanner progress and low watermark (CONTRACT.md §2), written once for the
-    current watermark (int_spanner__partitions, int_spanner__watermarks) and for the watermark
-    as of each landing run (int_spanner__transactions). -#}
+{#- A Spanner stream's partition progress and low watermark (README, "Spanner change streams";
+    docs/decisions/004), written once for the current watermark (int_spanner__partitions,
+    int_spanner__watermarks) and for the watermark as of each landing run
+    (int_spanner__transactions). A transaction applies only once all its records have landed
+    and it is at or below its stream's low watermark: every change at or below the watermark
+    has landed, from every partition that can hold one. -#}
 
 {#- A partition's progress: the latest timestamp it reported, at least its announced start. -#}
 {% macro spanner_partition_progress(reported_through_ts, announced_start_ts) -%}

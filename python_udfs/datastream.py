@@ -1,8 +1,9 @@
 """Datastream events (JSON lines, or Avro container files) to rows of the unified change log.
 
-The output shape is docs/decisions/001-unified-change-log.md; the rules are CONTRACT.md §1
-'datastream' and §2. Field names follow Datastream's documented generic and source-specific
-metadata for MySQL, Oracle, PostgreSQL, SQL Server, Spanner, Salesforce and MongoDB.
+The output shape is docs/decisions/001-unified-change-log.md; the rules are README's
+"Datastream" and "How it works", each promise with its tests in docs/guarantees.md. Field names
+follow Datastream's documented generic and source-specific metadata for MySQL, Oracle,
+PostgreSQL, SQL Server, Spanner, Salesforce and MongoDB.
 """
 
 from __future__ import annotations
@@ -285,7 +286,7 @@ def _text_field(meta: dict[str, Any], field: str) -> str | None:
 def _is_backfill(read_method: str | None, meta: dict[str, Any]) -> bool:
     """A read of the table rather than of its log: placed by source time, not by log position.
 
-    The contract names `*-backfill*` methods. Oracle supplementation events (after a rolled-back
+    Methods named `*-backfill*` are reads. Oracle supplementation events (after a rolled-back
     transaction) are CDC when they carry their log position, and reads when they do not.
     """
     method = (read_method or "").lower()

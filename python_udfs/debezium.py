@@ -1,9 +1,10 @@
 """Debezium PostgreSQL connector records (`kcat -J` lines) to rows of the unified change log.
 
-The output shape is docs/decisions/001-unified-change-log.md; the rules are CONTRACT.md §1
-'debezium' and §2. Field names and value encodings follow the Debezium PostgreSQL connector's
-documented change event envelope, source block and data type mappings, as Kafka Connect's
-JsonConverter writes them (with `schemas.enable` on or off).
+The output shape is docs/decisions/001-unified-change-log.md; the rules are README's "Debezium
+(Postgres connector)" and "How it works", each promise with its tests in docs/guarantees.md.
+Field names and value encodings follow the Debezium PostgreSQL connector's documented change
+event envelope, source block and data type mappings, as Kafka Connect's JsonConverter writes
+them (with `schemas.enable` on or off).
 """
 
 from __future__ import annotations
@@ -463,7 +464,7 @@ def _typed_column(column: str, schema: dict[str, Any] | None, value: Any) -> Any
 
 
 def _typed(schema: dict[str, Any] | None, value: Any) -> Any:
-    """The contract's JSON value of one Kafka Connect value, by its semantic name first."""
+    """The canonical JSON value of one Kafka Connect value, by its semantic name first."""
     if value is None:
         return None
     if schema is None:

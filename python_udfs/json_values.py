@@ -1,8 +1,8 @@
 """Canonical JSON values, instants and sortable positions shared by every source family.
 
-Every family must type values the same way (CONTRACT.md §3) and encode its source order so that
-plain string comparison is source order (docs/decisions/001-unified-change-log.md); keeping both
-here makes the families agree by construction.
+Every family must type values the same way and encode its source order so that plain string
+comparison is source order (docs/decisions/001-unified-change-log.md, "Canonical values" and
+"Sort positions"); keeping both here makes the families agree by construction.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ _INSTANT = re.compile(
 
 
 class JsonDocument:
-    """A JSON column's value. The contract keeps it as the JSON value itself, so its numbers are
+    """A JSON column's value. It is kept as the JSON value itself, so its numbers are
     not re-typed (a big integer inside stays a number); only its keys get sorted."""
 
     __slots__ = ("value",)
@@ -116,7 +116,7 @@ def parse_json_document(text: str) -> JsonDocument:
 
 
 def normalize(value: Any) -> Any:
-    """Return `value` with the contract's JSON typing, so equal values serialise identically.
+    """Return `value` with the canonical JSON typing, so equal values serialise identically.
 
     Integers and decimals keep their JSON number form only where a double holds them exactly;
     otherwise they become decimal strings, so no consumer silently loses digits. A float is a
@@ -201,7 +201,7 @@ def parse_instant_ns(value: Any) -> int:
 
 
 def format_instant_micros(micros: int) -> str:
-    """Format epoch microseconds as the contract's instant text, 'YYYY-MM-DDTHH:MM:SS.ffffffZ'."""
+    """Format epoch microseconds as the canonical instant text, 'YYYY-MM-DDTHH:MM:SS.ffffffZ'."""
     return _format_wall_clock(_EPOCH + dt.timedelta(microseconds=micros)) + "Z"
 
 

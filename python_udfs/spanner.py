@@ -1,7 +1,8 @@
 """Spanner change stream rows (one landed JSON line each) to rows of the unified change log.
 
 The output shape is docs/decisions/001-unified-change-log.md plus the Spanner columns below; the
-rules are CONTRACT.md §1 'spanner' and §2. Field names and value encodings follow Google's
+rules are README's "Spanner change streams" and "How it works" (and docs/decisions/004), each
+promise with its tests in docs/guarantees.md. Field names and value encodings follow Google's
 documented change stream record formats (data change, heartbeat and child partitions records)
 in both dialects: GoogleSQL wraps a record as `ChangeRecord[0].<kind>[0]`, PostgreSQL puts it
 under its kind directly.
@@ -462,7 +463,7 @@ def _typed_values(raw: Any, what: str, types: dict[str, dict[str, Any] | None]) 
 
 
 def _typed(spanner_type: Any, value: Any) -> Any:
-    """A value in Spanner's JSON encoding as the contract's value; ValueError if it does not fit.
+    """A value in Spanner's JSON encoding as the canonical value; ValueError if it does not fit.
     Unknown type codes (ENUM, PROTO, newer ones) keep the value as the JSON holds it."""
     if value is None:
         return None

@@ -11,8 +11,9 @@
     <out>/manifest.json              what was generated: files and lines per wave, events,
                                      duplicates, late files, placeholders, live keys per family
 
-Each directory is shaped like a landing root (CONTRACT.md §1): `stage()` hard-links one into
-the real landing root so that each wave lands as its own run.
+Each directory is shaped like a landing root (README, `CDC_LANDING_ROOT`:
+`<family>/<stream, server or slot>/**/*.jsonl`, Datastream's `*.avro` too): `stage()` hard-links
+one into the real landing root so that each wave lands as its own run.
 
 The model (everything is a pure function of the seed and the scale, vectorised with numpy):
 per family a timeline of row changes; a change either creates a key or changes an existing

@@ -247,7 +247,8 @@ def _json(text: str) -> JsonDocument:
         raise _bad("json", text) from None
 
 
-# Each converter returns a value that canonical_json serialises with the contract's typing.
+# Each converter returns a value that canonical_json serialises with the canonical typing
+# (docs/decisions/001, "Canonical values").
 _SCALARS: dict[int, Callable[[str], Any]] = {
     16: _boolean,
     17: _bytea,

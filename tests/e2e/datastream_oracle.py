@@ -1,9 +1,9 @@
 """Independent expected-result oracle for Datastream landing files.
 
-Written from CONTRACT.md (sections 'datastream', '2. Rules', '3. Output') and the Datastream
-event documentation only, in plain Python, so the end-to-end test can compare the pipeline's marts
-with it. ``expected_marts(waves, declared_keys)`` gives ``cdc_current``, ``cdc_history`` and
-``cdc_quarantine`` after landing all the given waves.
+Written from the Datastream event documentation and the guarantees of docs/guarantees.md only,
+in plain Python and independent of the production code, so the end-to-end test can compare the
+pipeline's marts with it. ``expected_marts(waves, declared_keys)`` gives ``cdc_current``,
+``cdc_history`` and ``cdc_quarantine`` after landing all the given waves.
 
 Conventions (agreed with the lead, implemented here from their description):
 
@@ -61,7 +61,7 @@ class BadEvent(Exception):
 
 
 def canonical_value(value: Any) -> Any:
-    """A value in the contract's JSON typing (see module docstring)."""
+    """A value in the canonical JSON typing (see module docstring)."""
     if value is None or isinstance(value, bool | str):
         return value
     if isinstance(value, int):
@@ -472,7 +472,7 @@ def compare_backfill(a: Event, b: Event) -> int:
 
 
 def order_key_events(events: list[Event]) -> list[Event]:
-    """One key's events in contract order: CDC by position, each backfill read just before the
+    """One key's events in source order: CDC by position, each backfill read just before the
     first CDC event (in position order) whose source_timestamp is >= its own."""
     cdc = sorted([e for e in events if not e.is_backfill], key=functools.cmp_to_key(compare_cdc))
     pending = sorted(

@@ -42,7 +42,7 @@ ORACLE_KEY = ["THIS_IS_MY_PK"]
 
 
 def declared_tables_yaml() -> str:
-    """Table settings file (contract §2 Keys) declaring the Oracle table's key."""
+    """Table settings file (README: `CDC_TABLES`) declaring the Oracle table's key."""
     return (
         "tables:\n"
         "  - source_system: datastream\n"

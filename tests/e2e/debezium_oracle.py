@@ -1,9 +1,9 @@
 """Independent expected-result oracle for Debezium landing files.
 
-Written from CONTRACT.md (sections 'debezium', '2. Rules', '3. Output') and the Debezium
-PostgreSQL connector documentation only, in plain Python, so the end-to-end test can compare the
-pipeline's marts with it. ``expected_marts(waves)`` gives ``cdc_current``, ``cdc_history`` and
-``cdc_quarantine`` after landing all the given waves.
+Written from the Debezium PostgreSQL connector documentation and the guarantees of
+docs/guarantees.md only, in plain Python and independent of the production code, so the
+end-to-end test can compare the pipeline's marts with it. ``expected_marts(waves)`` gives
+``cdc_current``, ``cdc_history`` and ``cdc_quarantine`` after landing all the given waves.
 
 Conventions (agreed with the lead, implemented here from their description):
 
@@ -104,7 +104,7 @@ def canonical_decimal(value: Decimal) -> int | float | str:
 
 
 def canonical_plain(value: Any) -> Any:
-    """A plain JSON value (numbers parsed as int / Decimal) in the contract's typing."""
+    """A plain JSON value (numbers parsed as int / Decimal) in the canonical typing."""
     if value is None or isinstance(value, bool | str):
         return value
     if isinstance(value, int):

@@ -1,12 +1,13 @@
 """Independent expected-result oracle for Spanner change stream landing files.
 
-Written from CONTRACT.md (sections 'spanner', '2. Rules', '3. Output') and Google's change stream
-record documentation only, in plain Python (it imports nothing from the project), so the
-end-to-end test can compare the pipeline's marts with it. ``expected_marts(waves)`` gives
-``cdc_current``, ``cdc_history`` and ``cdc_quarantine`` after landing all the given waves;
-``expected_stream_status(waves)`` gives the operator view of each stream (``cdc_spanner_streams``).
+Written from Google's change stream record documentation and the guarantees of
+docs/guarantees.md only, in plain Python and independent of the production code (it imports
+nothing from the project), so the end-to-end test can compare the pipeline's marts with it.
+``expected_marts(waves)`` gives ``cdc_current``, ``cdc_history`` and ``cdc_quarantine`` after
+landing all the given waves; ``expected_stream_status(waves)`` gives the operator view of each
+stream (``cdc_spanner_streams``).
 
-Conventions (the lead's brief, and this oracle's decisions where the contract is silent):
+Conventions (this oracle's decisions where the documentation and the guarantees leave a choice):
 
 - input: ``spanner/<stream>/**/*.jsonl``, one JSON object per line: ``partition_token`` (a string,
   or null for the initial query) plus one record in either dialect's shape. PostgreSQL: exactly
@@ -130,7 +131,7 @@ def instant(ns: int) -> datetime:
 
 
 def timestamp_text(ns: int) -> str:
-    """The contract's instant text: 'YYYY-MM-DDTHH:MM:SS.ffffffZ'."""
+    """The canonical instant text: 'YYYY-MM-DDTHH:MM:SS.ffffffZ'."""
     return instant(ns).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
@@ -184,7 +185,7 @@ def type_code(spec: Any, what: str) -> dict[str, Any]:
 
 
 def typed_value(value: Any, spec: dict[str, Any], what: str) -> Any:
-    """One value in Spanner's JSON encoding, typed by its column type, in the contract's typing."""
+    """One value in Spanner's JSON encoding, typed by its column type, in the canonical typing."""
     if value is None:
         return None
     code = spec["code"]

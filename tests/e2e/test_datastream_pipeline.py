@@ -1,6 +1,6 @@
 """Datastream end to end: realistic files landed in three waves, the real `cdcw run` after each
 (the other families' waves beside them, tests/e2e/families.py), and the Datastream rows of all
-three marts compared with what the independent oracle derives from the contract."""
+three marts compared with what the independent oracle (tests/e2e/datastream_oracle.py) derives."""
 
 from __future__ import annotations
 

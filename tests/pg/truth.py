@@ -4,10 +4,10 @@ Independent of the pipeline's decoder: values come from SQL on the live tables (
 from an audit trail written by triggers in the same transactions as the changes (history), never
 from the pgoutput bytes.
 
-Typing (CONTRACT §3), one path for both: per published table a SQL function
-`cdc_audit.typed_<schema>_<table>(row)` turns a row into a JSON object of *typed text*, one string
-(or null) per column, made by a per-type SQL expression (see `_column_sql`); `typed_value` turns
-that text into the contract's JSON value using the column's type:
+Typing (docs/decisions/001, "Canonical values"), one path for both: per published table a SQL
+function `cdc_audit.typed_<schema>_<table>(row)` turns a row into a JSON object of *typed text*,
+one string (or null) per column, made by a per-type SQL expression (see `_column_sql`);
+`typed_value` turns that text into the canonical JSON value using the column's type:
 
     int2/int4/int8   number; beyond +-2**53 the decimal string
     numeric          'NaN'/'Infinity'/'-Infinity' as strings; an integral value within +-2**53 an
@@ -191,7 +191,7 @@ def _column_sql(column: Column, row_ref: str) -> str:
 
 
 def typed_value(kind: str, text: str | None) -> Any:
-    """The contract's JSON value of a column of `kind` from its typed text."""
+    """The canonical JSON value of a column of `kind` from its typed text."""
     if text is None:
         return None
     if kind.startswith("array:"):

@@ -1,9 +1,10 @@
 {{ config(materialized='view') }}
 
-{#- A stream's low watermark (CONTRACT.md §2 'Spanner consistency'): the earliest progress over
-    its open partitions. Every change at or below it has landed, from every partition that can
-    hold one: a child partition starts at or after the point its parents ended, so an open
-    parent holds its children back. With no partition open, everything landed is complete. -#}
+{#- A stream's low watermark (README, "Spanner change streams"; docs/decisions/004): the
+    earliest progress over its open partitions; a change applies only at or below it. Every
+    change at or below it has landed, from every partition that can hold one: a child partition
+    starts at or after the point its parents ended, so an open parent holds its children back.
+    With no partition open, everything landed is complete. -#}
 with partitions as (
     select * from {{ ref('int_spanner__partitions') }}
 ),

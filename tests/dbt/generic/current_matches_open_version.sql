@@ -1,5 +1,5 @@
-{#- Contract §3: the current row of a key is its open history version, and every open version
-    is a current row. -#}
+{#- docs/guarantees.md, "The marts": the current row of a key is its open history version, and every
+    open version is a current row. -#}
 {% test current_matches_open_version(model, history) %}
 
 with open_versions as (

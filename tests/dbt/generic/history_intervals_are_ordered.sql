@@ -1,5 +1,6 @@
-{#- Contract §2/§3: a key's versions, in source order (sort_key), have valid_from <= valid_to,
-    do not overlap, never go back in time, and only the last one may be open (is_current). -#}
+{#- docs/guarantees.md, "The marts": a key's versions, in source order (sort_key), have valid_from
+    <= valid_to, do not overlap, never go back in time, and only the last one may be open
+    (is_current). -#}
 {% test history_intervals_are_ordered(model) %}
 
 with versions as (

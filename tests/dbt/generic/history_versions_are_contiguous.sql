@@ -1,6 +1,6 @@
-{#- Contract §2: a key's versions follow each other without gaps: the next version starts
-    exactly when the previous one ends, unless a delete closed it (then the key was absent in
-    between), and exactly one version is open per live key. -#}
+{#- docs/guarantees.md, "The marts": a key's versions follow each other without gaps: the next
+    version starts exactly when the previous one ends, unless a delete closed it (then the key was
+    absent in between), and exactly one version is open per live key. -#}
 {% test history_versions_are_contiguous(model, current_state) %}
 
 with versions as (

@@ -1,5 +1,5 @@
-{#- Contract §2: an unknown value is never NULL and never a placeholder. A column listed in
-    unavailable_columns must be absent from row_json, and no source placeholder
+{#- docs/guarantees.md, "The marts": an unknown value is never NULL and never a placeholder. A
+    column listed in unavailable_columns must be absent from row_json, and no source placeholder
     (var cdc_unavailable_placeholders), nor its base64 form, may appear in row_json. -#}
 {% test no_unknown_value_leaks(model) %}
 

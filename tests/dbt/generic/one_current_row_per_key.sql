@@ -1,4 +1,4 @@
-{#- Contract §3: cdc_current holds one row per live key. -#}
+{#- docs/guarantees.md, "The marts": cdc_current holds one row per live key. -#}
 {% test one_current_row_per_key(model) %}
 
 with counted as (
