@@ -1,7 +1,8 @@
 """Independent expected-result oracle for Datastream landing files.
 
 Written from the Datastream event documentation and the guarantees of docs/guarantees.md only,
-in plain Python and independent of the production code, so the end-to-end test can compare the
+in plain Python and independent of the production code (the rules every family shares are in
+tests/e2e/oracle_core.py), so the end-to-end test can compare the
 pipeline's marts with it. ``expected_marts(waves, declared_keys)`` gives ``cdc_current``,
 ``cdc_history`` and ``cdc_quarantine`` after landing all the given waves.
 
@@ -16,8 +17,10 @@ Conventions (agreed with the lead, implemented here from their description):
   DELETE/UPDATE-DELETE/is_deleted -> delete;
 - per key: CDC events in the source's position order (delete first at an equal position), each
   backfill read just before the first CDC event whose source_timestamp is >= its own;
-- consecutive changes with one transaction identity make one version; a version equal to the open
-  one is not a version; valid_from is the source time clipped to the next transition's.
+- versions, by the rules every family shares: a transaction is the source's transaction identity
+  (MySQL's log position, else tx_id or Spanner's server_transaction_id; a backfill read, a
+  Salesforce or MongoDB event, or an event without one is its own); a change's time is its
+  source_timestamp.
 """
 
 from __future__ import annotations
@@ -25,18 +28,28 @@ from __future__ import annotations
 import base64
 import functools
 import io
-import json
 import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 import fastavro
 
+from .oracle_core import (
+    EPOCH,
+    BadInput,
+    Line,
+    Step,
+    canonical_int,
+    canonical_json,
+    instant_text,
+    json_lines,
+    land,
+    marts,
+)
+
 SOURCE_SYSTEM = "datastream"
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_LIMIT = 2**53
 
 # read_method prefix -> source kind
 _KINDS: list[tuple[str, str]] = [
@@ -51,10 +64,6 @@ _KINDS: list[tuple[str, str]] = [
 ]
 
 
-class BadEvent(Exception):
-    """An input line or record that goes to quarantine."""
-
-
 # --------------------------------------------------------------------------------------------
 # Values
 # --------------------------------------------------------------------------------------------
@@ -65,12 +74,10 @@ def canonical_value(value: Any) -> Any:
     if value is None or isinstance(value, bool | str):
         return value
     if isinstance(value, int):
-        if value > _LIMIT or value < -_LIMIT:
-            return str(value)
-        return value
+        return canonical_int(value)
     if isinstance(value, Decimal):
         if not value.is_finite():
-            raise BadEvent(f"non-finite decimal {value}")
+            raise BadInput(f"non-finite decimal {value}")
         if Decimal(repr(float(value))) == value:
             return float(value)
         return str(value)
@@ -81,7 +88,7 @@ def canonical_value(value: Any) -> Any:
     if isinstance(value, datetime):
         if value.tzinfo is None:
             value = value.replace(tzinfo=UTC)
-        return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        return instant_text(value)
     if isinstance(value, date):
         return value.isoformat()
     if isinstance(value, list):
@@ -95,12 +102,7 @@ def canonical_value(value: Any) -> Any:
             # the Datastream DATETIME record (Avro): a local date-time without a zone
             return value["date"].isoformat() + "T" + value["time"].strftime("%H:%M:%S.%f")
         return {str(k): canonical_value(v) for k, v in value.items()}
-    raise BadEvent(f"unsupported value {value!r}")
-
-
-def canonical_json(obj: dict[str, Any]) -> str:
-    """The canonical JSON text of an object of canonical values."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    raise BadInput(f"unsupported value {value!r}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -117,15 +119,15 @@ def parse_instant(value: Any) -> int:
     if isinstance(value, datetime):
         if value.tzinfo is None:
             value = value.replace(tzinfo=UTC)
-        delta = value.astimezone(UTC) - _EPOCH
+        delta = value.astimezone(UTC) - EPOCH
         return (delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds
     if isinstance(value, int) and not isinstance(value, bool):
         return value * 1000  # epoch milliseconds
     if not isinstance(value, str):
-        raise BadEvent(f"bad timestamp {value!r}")
+        raise BadInput(f"bad timestamp {value!r}")
     m = _TS_RE.match(value)
     if m is None:
-        raise BadEvent(f"bad timestamp {value!r}")
+        raise BadInput(f"bad timestamp {value!r}")
     fraction = (m.group(7) or "").ljust(6, "0")
     try:
         parsed = datetime(
@@ -139,7 +141,7 @@ def parse_instant(value: Any) -> int:
             tzinfo=UTC,
         )
     except ValueError as exc:
-        raise BadEvent(f"bad timestamp {value!r}: {exc}") from exc
+        raise BadInput(f"bad timestamp {value!r}: {exc}") from exc
     zone = m.group(8)
     if zone and zone != "Z":
         sign = 1 if zone[0] == "+" else -1
@@ -148,22 +150,17 @@ def parse_instant(value: Any) -> int:
     return parse_instant(parsed)
 
 
-def instant_to_datetime(micros: int) -> datetime:
-    """Epoch microseconds as an aware UTC datetime."""
-    return _EPOCH + timedelta(microseconds=micros)
-
-
 def _require_int(value: Any, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         if isinstance(value, str) and value.strip().isdigit():
             return int(value.strip())
-        raise BadEvent(f"missing or bad {what}: {value!r}")
+        raise BadInput(f"missing or bad {what}: {value!r}")
     return value
 
 
 def _require_str(value: Any, what: str) -> str:
     if not isinstance(value, str) or value == "":
-        raise BadEvent(f"missing or bad {what}: {value!r}")
+        raise BadInput(f"missing or bad {what}: {value!r}")
     return value
 
 
@@ -172,7 +169,7 @@ def mysql_position(md: dict[str, Any]) -> tuple[int, int]:
     log_file = _require_str(md.get("log_file"), "log_file")
     m = re.match(r"^.*\.(\d+)$", log_file)
     if m is None:
-        raise BadEvent(f"bad log_file {log_file!r}")
+        raise BadInput(f"bad log_file {log_file!r}")
     return (int(m.group(1)), _require_int(md.get("log_position"), "log_position"))
 
 
@@ -184,7 +181,7 @@ def oracle_position(md: dict[str, Any]) -> tuple[tuple[int, ...], int]:
     try:
         parts = tuple(int(p, 16) for p in rs_id.split("."))
     except ValueError as exc:
-        raise BadEvent(f"bad rs_id {md.get('rs_id')!r}") from exc
+        raise BadInput(f"bad rs_id {md.get('rs_id')!r}") from exc
     return (parts, _require_int(md.get("ssn"), "ssn"))
 
 
@@ -193,7 +190,7 @@ def postgres_lsn(value: Any) -> int:
     text = _require_str(value, "lsn")
     m = re.match(r"^([0-9A-Fa-f]+)/([0-9A-Fa-f]+)$", text)
     if m is None:
-        raise BadEvent(f"bad lsn {text!r}")
+        raise BadInput(f"bad lsn {text!r}")
     return int(m.group(1), 16) * 2**32 + int(m.group(2), 16)
 
 
@@ -202,7 +199,7 @@ def sqlserver_lsn(value: Any) -> tuple[int, int, int]:
     text = _require_str(value, "lsn")
     m = re.match(r"^([0-9A-Fa-f]+):([0-9A-Fa-f]+):([0-9A-Fa-f]+)$", text)
     if m is None:
-        raise BadEvent(f"bad lsn {text!r}")
+        raise BadInput(f"bad lsn {text!r}")
     return (int(m.group(1), 16), int(m.group(2), 16), int(m.group(3), 16))
 
 
@@ -290,7 +287,7 @@ def _op(kind: str, read_method: str, md: dict[str, Any]) -> str:
         return "insert"
     if change in ("UPDATE", "UPDATE-INSERT"):
         return "update"
-    raise BadEvent(f"unknown change type {change!r}")
+    raise BadInput(f"unknown change type {change!r}")
 
 
 def _key_columns(
@@ -328,7 +325,7 @@ def _position(kind: str, md: dict[str, Any], ts: int, event: dict[str, Any]) -> 
         )
     sort_keys = event.get("sort_keys")
     if not isinstance(sort_keys, list):
-        raise BadEvent("missing sort_keys")
+        raise BadInput("missing sort_keys")
     return (ts, sort_keys)
 
 
@@ -345,36 +342,36 @@ def _tx(kind: str, is_backfill: bool, uid: str, md: dict[str, Any]) -> tuple[str
 
 
 def interpret(source_name: str, event: Any, declared: dict[tuple[str, str], list[str]]) -> Event:
-    """Check and interpret one event; raise BadEvent for bad input."""
+    """Check and interpret one event; raise BadInput for bad input."""
     if not isinstance(event, dict):
-        raise BadEvent("event is not an object")
+        raise BadInput("event is not an object")
     uid = event.get("uuid")
     if not isinstance(uid, str) or uid == "":
-        raise BadEvent("missing uuid")
+        raise BadInput("missing uuid")
     read_method = event.get("read_method")
     if not isinstance(read_method, str):
-        raise BadEvent("missing read_method")
+        raise BadInput("missing read_method")
     kind = _kind(read_method)
     if kind is None:
-        raise BadEvent(f"unknown read_method {read_method!r}")
+        raise BadInput(f"unknown read_method {read_method!r}")
     ts = parse_instant(event.get("source_timestamp"))
     md = event.get("source_metadata")
     if not isinstance(md, dict):
-        raise BadEvent("missing source_metadata")
+        raise BadInput("missing source_metadata")
     payload = event.get("payload")
     if not isinstance(payload, dict):
-        raise BadEvent("missing payload")
+        raise BadInput("missing payload")
     table = _source_table(kind, md)
     key_cols = _key_columns(kind, table, md, payload, declared)
     row = {str(k): canonical_value(v) for k, v in payload.items()}
     if key_cols is None:
         if not isinstance(md.get("row_id"), str) or not md["row_id"]:
-            raise BadEvent("Oracle row without a key or a row_id")
+            raise BadInput("Oracle row without a key or a row_id")
         key = {"ROWID": md["row_id"]}
     else:
         for col in key_cols:
             if col not in payload:
-                raise BadEvent(f"payload lacks key column {col!r}")
+                raise BadInput(f"payload lacks key column {col!r}")
         key = {c: row[c] for c in key_cols}
     is_backfill = "-backfill" in read_method
     op = _op(kind, read_method, md)
@@ -399,53 +396,31 @@ def interpret(source_name: str, event: Any, declared: dict[tuple[str, str], list
 # --------------------------------------------------------------------------------------------
 
 
-def _stream_of(path: str) -> str | None:
-    """'datastream/<stream>/...' -> '<stream>'."""
-    parts = path.split("/")
-    if len(parts) < 3 or parts[0] != SOURCE_SYSTEM:
-        return None
-    return parts[1]
-
-
-def read_file(path: str, data: bytes) -> list[tuple[int, Any, str | None]]:
+def read_file(path: str, data: bytes) -> list[Line]:
     """(line or record number, raw event, error) for each line / record of one file."""
-    out: list[tuple[int, Any, str | None]] = []
-    if path.endswith(".avro"):
+    if not path.endswith(".avro"):
+        return json_lines(data, parse_float=Decimal, malformed="malformed JSON")
+    try:
+        reader = fastavro.reader(io.BytesIO(data))
+    except Exception as exc:
+        return [(0, None, f"unreadable Avro header: {exc}")]
+    out: list[Line] = []
+    number = 0
+    while True:
         try:
-            reader = fastavro.reader(io.BytesIO(data))
+            record = next(reader)
+        except StopIteration:
+            break
         except Exception as exc:
-            return [(0, None, f"unreadable Avro header: {exc}")]
-        number = 0
-        while True:
-            try:
-                record = next(reader)
-            except StopIteration:
-                break
-            except Exception as exc:
-                out.append((number + 1, None, f"unreadable Avro record: {exc}"))
-                break
-            number += 1
-            out.append((number, record, None))
-        return out
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines = lines[:-1]
-    for index, raw in enumerate(lines):
-        number = index + 1
-        if raw.strip() == b"":
-            continue
-        try:
-            text = raw.decode("utf-8")
-            parsed = json.loads(text, parse_float=Decimal)
-        except (UnicodeDecodeError, ValueError, InvalidOperation) as exc:
-            out.append((number, None, f"malformed JSON: {exc}"))
-            continue
-        out.append((number, parsed, None))
+            out.append((number + 1, None, f"unreadable Avro record: {exc}"))
+            break
+        number += 1
+        out.append((number, record, None))
     return out
 
 
 # --------------------------------------------------------------------------------------------
-# Ordering and folding
+# Ordering
 # --------------------------------------------------------------------------------------------
 
 
@@ -492,48 +467,9 @@ def order_key_events(events: list[Event]) -> list[Event]:
     return ordered
 
 
-def group_transactions(ordered: list[Event]) -> list[list[Event]]:
-    """Consecutive events with the same transaction identity form one group."""
-    groups: list[list[Event]] = []
-    for event in ordered:
-        if groups and groups[-1][-1].tx == event.tx:
-            groups[-1].append(event)
-        else:
-            groups.append([event])
-    return groups
-
-
-@dataclass
-class Transition:
-    """A kept change of a key: a new version, or a delete closing the open version."""
-
-    is_delete: bool
-    op: str
-    row_json: str | None
-    source_ts: int
-    effective_ts: int = 0
-
-
-def fold_key(ordered: list[Event]) -> list[Transition]:
-    """The kept transitions of one key, with effective (clipped) times."""
-    transitions: list[Transition] = []
-    open_row: str | None = None
-    for group in group_transactions(ordered):
-        last = group[-1]
-        if last.op == "delete":
-            if open_row is not None:
-                transitions.append(Transition(True, "delete", None, last.ts))
-                open_row = None
-            continue
-        if open_row is not None and open_row == last.row_json:
-            continue
-        transitions.append(Transition(False, last.op, last.row_json, last.ts))
-        open_row = last.row_json
-    later: int | None = None
-    for t in reversed(transitions):
-        t.effective_ts = t.source_ts if later is None else min(t.source_ts, later)
-        later = t.effective_ts
-    return transitions
+def key_steps(ordered: list[Event]) -> list[Step]:
+    """One key's events in contract order as steps: a full row image each, a delete none."""
+    return [Step(e.tx, e.op, e.ts, None if e.op == "delete" else (e.row_json, ())) for e in ordered]
 
 
 # --------------------------------------------------------------------------------------------
@@ -541,91 +477,24 @@ def fold_key(ordered: list[Event]) -> list[Transition]:
 # --------------------------------------------------------------------------------------------
 
 
-def _compare_rows(fields: list[str]):
-    def cmp(a: dict[str, Any], b: dict[str, Any]) -> int:
-        for f in fields:
-            x, y = a[f], b[f]
-            if x != y:
-                return -1 if x < y else 1
-        return 0
-
-    return functools.cmp_to_key(cmp)
-
-
 def expected_marts(
     waves: list[dict[str, bytes]], declared_keys: dict[tuple[str, str], list[str]]
 ) -> dict[str, list[dict[str, Any]]]:
     """Expected cdc_current, cdc_history and cdc_quarantine after landing all ``waves``."""
-    quarantine: list[dict[str, Any]] = []
+    events, quarantine = land(
+        waves,
+        SOURCE_SYSTEM,
+        (".jsonl", ".avro"),
+        read_file,
+        lambda stream, raw: interpret(stream, raw, declared_keys),
+    )
     seen: set[tuple[str, str]] = set()
     by_key: dict[tuple[str, str, str], list[Event]] = {}
-    for wave in waves:
-        for path in sorted(wave):
-            stream = _stream_of(path)
-            if stream is None:
-                continue
-            if not (path.endswith(".jsonl") or path.endswith(".avro")):
-                continue
-            for number, raw, error in read_file(path, wave[path]):
-                event: Event | None = None
-                if error is None:
-                    try:
-                        event = interpret(stream, raw, declared_keys)
-                    except BadEvent as exc:
-                        error = str(exc) or "bad event"
-                if event is None:
-                    quarantine.append(
-                        {
-                            "source_system": SOURCE_SYSTEM,
-                            "source_name": stream,
-                            "file_path": path,
-                            "line_number": number,
-                            "reason": error or "bad event",
-                        }
-                    )
-                    continue
-                if (stream, event.uuid) in seen:
-                    continue
-                seen.add((stream, event.uuid))
-                ident = (event.source_name, event.source_table, event.key_json)
-                by_key.setdefault(ident, []).append(event)
-
-    current: list[dict[str, Any]] = []
-    history: list[dict[str, Any]] = []
-    for ident in sorted(by_key):
-        source_name, source_table, key_json = ident
-        transitions = fold_key(order_key_events(by_key[ident]))
-        base = {
-            "source_system": SOURCE_SYSTEM,
-            "source_name": source_name,
-            "source_table": source_table,
-            "key_json": key_json,
-        }
-        for i, t in enumerate(transitions):
-            if t.is_delete:
-                continue
-            following = transitions[i + 1] if i + 1 < len(transitions) else None
-            valid_to = None if following is None else instant_to_datetime(following.effective_ts)
-            history.append(
-                {
-                    **base,
-                    "row_json": t.row_json,
-                    "unavailable_columns": [],
-                    "op": t.op,
-                    "valid_from": instant_to_datetime(t.effective_ts),
-                    "valid_to": valid_to,
-                    "is_current": valid_to is None,
-                }
-            )
-            if following is None:
-                current.append(
-                    {
-                        **base,
-                        "row_json": t.row_json,
-                        "unavailable_columns": [],
-                        "last_op": t.op,
-                        "last_committed_at": instant_to_datetime(t.source_ts),
-                    }
-                )
-    quarantine.sort(key=_compare_rows(["file_path", "line_number"]))
-    return {"cdc_current": current, "cdc_history": history, "cdc_quarantine": quarantine}
+    for stream, event in events:
+        if (stream, event.uuid) in seen:
+            continue
+        seen.add((stream, event.uuid))
+        ident = (event.source_name, event.source_table, event.key_json)
+        by_key.setdefault(ident, []).append(event)
+    steps_by_key = {ident: key_steps(order_key_events(same)) for ident, same in by_key.items()}
+    return marts(SOURCE_SYSTEM, steps_by_key, quarantine)

@@ -1,9 +1,10 @@
 """Independent expected-result oracle for Debezium landing files.
 
 Written from the Debezium PostgreSQL connector documentation and the guarantees of
-docs/guarantees.md only, in plain Python and independent of the production code, so the
-end-to-end test can compare the pipeline's marts with it. ``expected_marts(waves)`` gives
-``cdc_current``, ``cdc_history`` and ``cdc_quarantine`` after landing all the given waves.
+docs/guarantees.md only, in plain Python and independent of the production code (the rules every
+family shares are in tests/e2e/oracle_core.py), so the end-to-end test can compare the
+pipeline's marts with it. ``expected_marts(waves)`` gives ``cdc_current``, ``cdc_history`` and
+``cdc_quarantine`` after landing all the given waves.
 
 Conventions (agreed with the lead, implemented here from their description):
 
@@ -31,10 +32,9 @@ Conventions (agreed with the lead, implemented here from their description):
   values instead; with no such value the column is unknown: absent from row_json, listed (sorted)
   in unavailable_columns. Delete before images are not used (under the default replica identity
   they hold the key columns only, the rest null);
-- versions: consecutive changes of a key with the same txId are one version (the state after the
-  last, its op); a state (row_json, unavailable_columns) equal to the open version is no version;
-  delete and truncate close the open version; valid_from is the source time clipped to the next
-  transition's effective time; source time = source.ts_us, else source.ts_ms * 1000.
+- versions, by the rules every family shares: a transaction is a txId (a change without one is
+  its own); delete and truncate close the open version; a change's time is source.ts_us, else
+  source.ts_ms * 1000.
 """
 
 from __future__ import annotations
@@ -48,15 +48,26 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
+from .oracle_core import (
+    MAX_EXACT_INT,
+    BadInput,
+    Step,
+    canonical_int,
+    canonical_json,
+    instant_text,
+    is_int,
+    json_lines,
+    land,
+    marts,
+)
+
 SOURCE_SYSTEM = "debezium"
 PLACEHOLDER = "__debezium_unavailable_value"
 PLACEHOLDER_BASE64 = base64.b64encode(PLACEHOLDER.encode("utf-8")).decode("ascii")
 OP_NAMES = {"c": "insert", "u": "update", "d": "delete", "r": "snapshot", "t": "truncate"}
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _LOCAL_EPOCH = datetime(1970, 1, 1)
 _EPOCH_DATE = date(1970, 1, 1)
-_LIMIT = 2**53
 
 DECIMAL = "org.apache.kafka.connect.data.Decimal"
 VARIABLE_SCALE_DECIMAL = "io.debezium.data.VariableScaleDecimal"
@@ -64,10 +75,6 @@ DATE = "io.debezium.time.Date"
 MICRO_TIMESTAMP = "io.debezium.time.MicroTimestamp"
 ZONED_TIMESTAMP = "io.debezium.time.ZonedTimestamp"
 JSON_TYPE = "io.debezium.data.Json"
-
-
-class BadEvent(Exception):
-    """An input line or record that goes to quarantine."""
 
 
 class _Unknown:
@@ -85,18 +92,11 @@ UNKNOWN = _Unknown()
 # --------------------------------------------------------------------------------------------
 
 
-def canonical_int(value: int) -> int | str:
-    """An int, or its decimal string beyond +-2**53."""
-    if value > _LIMIT or value < -_LIMIT:
-        return str(value)
-    return value
-
-
 def canonical_decimal(value: Decimal) -> int | float | str:
     """An int if integral within +-2**53, a float if a double round-trips it, else plain text."""
     if not value.is_finite():
-        raise BadEvent(f"non-finite number {value}")
-    if value == value.to_integral_value() and -_LIMIT <= value <= _LIMIT:
+        raise BadInput(f"non-finite number {value}")
+    if value == value.to_integral_value() and -MAX_EXACT_INT <= value <= MAX_EXACT_INT:
         return int(value)
     if Decimal(repr(float(value))) == value:
         return float(value)
@@ -117,12 +117,7 @@ def canonical_plain(value: Any) -> Any:
         return [canonical_plain(v) for v in value]
     if isinstance(value, dict):
         return {str(k): canonical_plain(v) for k, v in value.items()}
-    raise BadEvent(f"unsupported value {value!r}")
-
-
-def canonical_json(obj: Any) -> str:
-    """The canonical JSON text of canonical values."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    raise BadInput(f"unsupported value {value!r}")
 
 
 def parse_json(text: str) -> Any:
@@ -139,23 +134,19 @@ def is_placeholder(value: Any) -> bool:
     return False
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def _base64(value: Any, what: str) -> bytes:
     if not isinstance(value, str):
-        raise BadEvent(f"{what}: expected a base64 string, got {value!r}")
+        raise BadInput(f"{what}: expected a base64 string, got {value!r}")
     try:
         return base64.b64decode(value.encode("ascii"), validate=True)
     except (binascii.Error, UnicodeEncodeError, ValueError) as exc:
-        raise BadEvent(f"{what}: not base64: {value!r}") from exc
+        raise BadInput(f"{what}: not base64: {value!r}") from exc
 
 
 def _unscaled_decimal(encoded: Any, scale: int, what: str) -> Decimal:
     raw = _base64(encoded, what)
     if raw == b"":
-        raise BadEvent(f"{what}: empty decimal bytes")
+        raise BadInput(f"{what}: empty decimal bytes")
     unscaled = int.from_bytes(raw, "big", signed=True)
     return Decimal(f"{unscaled}E{-scale}")
 
@@ -168,10 +159,10 @@ _ZONED_RE = re.compile(
 def zoned_to_utc(value: Any) -> str:
     """An ISO-8601 timestamp with offset as UTC 'YYYY-MM-DDTHH:MM:SS.ffffffZ'."""
     if not isinstance(value, str):
-        raise BadEvent(f"bad ZonedTimestamp {value!r}")
+        raise BadInput(f"bad ZonedTimestamp {value!r}")
     m = _ZONED_RE.match(value)
     if m is None:
-        raise BadEvent(f"bad ZonedTimestamp {value!r}")
+        raise BadInput(f"bad ZonedTimestamp {value!r}")
     micros = int((m.group(7) or "")[:6].ljust(6, "0"))
     try:
         parsed = datetime(
@@ -185,12 +176,12 @@ def zoned_to_utc(value: Any) -> str:
             tzinfo=UTC,
         )
     except ValueError as exc:
-        raise BadEvent(f"bad ZonedTimestamp {value!r}: {exc}") from exc
+        raise BadInput(f"bad ZonedTimestamp {value!r}: {exc}") from exc
     zone = m.group(8)
     if zone != "Z":
         sign = 1 if zone[0] == "+" else -1
         parsed = parsed - sign * timedelta(hours=int(zone[1:3]), minutes=int(zone[4:6]))
-    return parsed.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return instant_text(parsed)
 
 
 def typed_value(value: Any, schema: dict[str, Any] | None, what: str = "value") -> Any:
@@ -206,61 +197,61 @@ def typed_value(value: Any, schema: dict[str, Any] | None, what: str = "value") 
             scale = int((schema.get("parameters") or {}).get("scale", 0))
             return canonical_decimal(_unscaled_decimal(value, scale, what))
         if name == VARIABLE_SCALE_DECIMAL:
-            if not isinstance(value, dict) or not _is_int(value.get("scale")):
-                raise BadEvent(f"{what}: bad VariableScaleDecimal {value!r}")
+            if not isinstance(value, dict) or not is_int(value.get("scale")):
+                raise BadInput(f"{what}: bad VariableScaleDecimal {value!r}")
             return canonical_decimal(_unscaled_decimal(value.get("value"), value["scale"], what))
         if name == DATE:
-            if not _is_int(value):
-                raise BadEvent(f"{what}: bad Date {value!r}")
+            if not is_int(value):
+                raise BadInput(f"{what}: bad Date {value!r}")
             return (_EPOCH_DATE + timedelta(days=value)).isoformat()
         if name == MICRO_TIMESTAMP:
-            if not _is_int(value):
-                raise BadEvent(f"{what}: bad MicroTimestamp {value!r}")
+            if not is_int(value):
+                raise BadInput(f"{what}: bad MicroTimestamp {value!r}")
             local = _LOCAL_EPOCH + timedelta(microseconds=value)
             return local.strftime("%Y-%m-%dT%H:%M:%S.%f")
         if name == ZONED_TIMESTAMP:
             return zoned_to_utc(value)
         if name == JSON_TYPE:
             if not isinstance(value, str):
-                raise BadEvent(f"{what}: bad Json {value!r}")
+                raise BadInput(f"{what}: bad Json {value!r}")
             try:
                 return canonical_plain(parse_json(value))
             except ValueError as exc:
-                raise BadEvent(f"{what}: Json value is not JSON: {exc}") from exc
+                raise BadInput(f"{what}: Json value is not JSON: {exc}") from exc
     except OverflowError as exc:
-        raise BadEvent(f"{what}: out of range: {value!r}") from exc
+        raise BadInput(f"{what}: out of range: {value!r}") from exc
     if kind in ("int8", "int16", "int32", "int64"):
-        if not _is_int(value):
-            raise BadEvent(f"{what}: expected {kind}, got {value!r}")
+        if not is_int(value):
+            raise BadInput(f"{what}: expected {kind}, got {value!r}")
         return canonical_int(value)
     if kind in ("float32", "float64", "double", "float"):
-        if _is_int(value):
+        if is_int(value):
             return canonical_int(value)
         if not isinstance(value, Decimal):
-            raise BadEvent(f"{what}: expected {kind}, got {value!r}")
+            raise BadInput(f"{what}: expected {kind}, got {value!r}")
         return canonical_decimal(value)
     if kind == "boolean":
         if not isinstance(value, bool):
-            raise BadEvent(f"{what}: expected boolean, got {value!r}")
+            raise BadInput(f"{what}: expected boolean, got {value!r}")
         return value
     if kind == "string":
         if not isinstance(value, str):
-            raise BadEvent(f"{what}: expected string, got {value!r}")
+            raise BadInput(f"{what}: expected string, got {value!r}")
         return value
     if kind == "bytes":
         _base64(value, what)
         return value
     if kind == "array":
         if not isinstance(value, list):
-            raise BadEvent(f"{what}: expected array, got {value!r}")
+            raise BadInput(f"{what}: expected array, got {value!r}")
         return [typed_value(v, schema.get("items") or {}, what) for v in value]
     if kind == "map":
         if not isinstance(value, dict):
-            raise BadEvent(f"{what}: expected map, got {value!r}")
+            raise BadInput(f"{what}: expected map, got {value!r}")
         return {str(k): typed_value(v, schema.get("values") or {}, what) for k, v in value.items()}
     if kind == "struct":
         if not isinstance(value, dict):
-            raise BadEvent(f"{what}: expected struct, got {value!r}")
+            raise BadInput(f"{what}: expected struct, got {value!r}")
         fields = {f.get("field"): f for f in schema.get("fields") or []}
         return {str(k): typed_value(v, fields.get(k), what) for k, v in value.items()}
     return canonical_plain(value)
@@ -269,7 +260,7 @@ def typed_value(value: Any, schema: dict[str, Any] | None, what: str = "value") 
 def convert_image(image: Any, struct: dict[str, Any] | None, what: str) -> dict[str, Any]:
     """A row image (column -> raw value) as column -> canonical value or UNKNOWN."""
     if not isinstance(image, dict):
-        raise BadEvent(f"{what} is not an object")
+        raise BadInput(f"{what} is not an object")
     fields: dict[str, Any] | None = None
     if struct is not None:
         fields = {f.get("field"): f for f in struct.get("fields") or [] if isinstance(f, dict)}
@@ -324,73 +315,73 @@ def _field(schema: dict[str, Any] | None, name: str) -> dict[str, Any] | None:
 
 
 def interpret(source_name: str, record: Any) -> Change | None:
-    """Check and interpret one kcat record; None for a tombstone; BadEvent for bad input."""
+    """Check and interpret one kcat record; None for a tombstone; BadInput for bad input."""
     if not isinstance(record, dict):
-        raise BadEvent("record is not an object")
+        raise BadInput("record is not an object")
     topic = record.get("topic")
     partition = record.get("partition")
     offset = record.get("offset")
-    if not isinstance(topic, str) or not _is_int(partition) or not _is_int(offset):
-        raise BadEvent("missing or bad topic / partition / offset")
+    if not isinstance(topic, str) or not is_int(partition) or not is_int(offset):
+        raise BadInput("missing or bad topic / partition / offset")
     if "payload" not in record:
-        raise BadEvent("record has no payload field")
+        raise BadInput("record has no payload field")
     payload_text = record["payload"]
     key_text = record.get("key")
     if payload_text is None:
         return None  # tombstone
     if not isinstance(payload_text, str):
-        raise BadEvent("payload is not a string")
+        raise BadInput("payload is not a string")
     parts = topic.split(".")
     if len(parts) != 3 or not all(parts):
-        raise BadEvent(f"topic {topic!r} is not <server>.<schema>.<table>")
+        raise BadInput(f"topic {topic!r} is not <server>.<schema>.<table>")
     source_table = f"{parts[1]}.{parts[2]}"
     try:
         value = parse_json(payload_text)
     except ValueError as exc:
-        raise BadEvent(f"payload is not JSON: {exc}") from exc
+        raise BadInput(f"payload is not JSON: {exc}") from exc
     value_schema, body = _unwrap(value)
     if not isinstance(body, dict):
-        raise BadEvent("payload is not an object")
+        raise BadInput("payload is not an object")
     op = body.get("op")
     if op not in OP_NAMES:
-        raise BadEvent(f"unknown op {op!r}")
+        raise BadInput(f"unknown op {op!r}")
     source = body.get("source")
     if not isinstance(source, dict):
-        raise BadEvent("missing source")
+        raise BadInput("missing source")
     lsn = source.get("lsn")
-    if not _is_int(lsn):
-        raise BadEvent(f"missing or bad source.lsn {lsn!r}")
+    if not is_int(lsn):
+        raise BadInput(f"missing or bad source.lsn {lsn!r}")
     tx = source.get("txId")
-    if tx is not None and not _is_int(tx):
-        raise BadEvent(f"bad source.txId {tx!r}")
-    if _is_int(source.get("ts_us")):
+    if tx is not None and not is_int(tx):
+        raise BadInput(f"bad source.txId {tx!r}")
+    if is_int(source.get("ts_us")):
         ts = source["ts_us"]
-    elif _is_int(source.get("ts_ms")):
+    elif is_int(source.get("ts_ms")):
         ts = source["ts_ms"] * 1000
     else:
-        raise BadEvent("missing source.ts_us / ts_ms")
+        raise BadInput("missing source.ts_us / ts_ms")
     offset_id = (topic, partition, offset)
     if op == "t":
         return Change(source_name, source_table, op, lsn, tx, ts, None, None, None, offset_id)
     if not isinstance(key_text, str):
-        raise BadEvent("missing record key")
+        raise BadInput("missing record key")
     try:
         key_obj = parse_json(key_text)
     except ValueError as exc:
-        raise BadEvent(f"key is not JSON: {exc}") from exc
+        raise BadInput(f"key is not JSON: {exc}") from exc
     key_schema, key_body = _unwrap(key_obj)
     if not isinstance(key_body, dict) or not key_body:
-        raise BadEvent("key is not a non-empty object")
+        raise BadInput("key is not a non-empty object")
     key = convert_image(key_body, key_schema, "key")
     if any(v is UNKNOWN for v in key.values()):
-        raise BadEvent("placeholder in the key")
+        raise BadInput("placeholder in the key")
     before_schema = _field(value_schema, "before")
     after_schema = _field(value_schema, "after")
     after = None
     if op in ("c", "u", "r"):
         after = convert_image(body.get("after"), after_schema, "after")
     elif body.get("after") is not None:
-        raise BadEvent("delete with an after image")
+        raise BadInput("delete with an after image")
     before = None
     if body.get("before") is not None:
         before = convert_image(body.get("before"), before_schema, "before")
@@ -399,56 +390,9 @@ def interpret(source_name: str, record: Any) -> Change | None:
     )
 
 
-def _server_of(path: str) -> str | None:
-    """'debezium/<server>/...jsonl' -> '<server>'."""
-    parts = path.split("/")
-    if len(parts) < 3 or parts[0] != SOURCE_SYSTEM or not path.endswith(".jsonl"):
-        return None
-    return parts[1]
-
-
-def read_lines(data: bytes) -> list[tuple[int, Any, str | None]]:
-    """(1-based line number, parsed record, error) for each non-blank line."""
-    out: list[tuple[int, Any, str | None]] = []
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines = lines[:-1]
-    for index, raw in enumerate(lines):
-        if raw.strip() == b"":
-            continue
-        try:
-            parsed = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError) as exc:
-            out.append((index + 1, None, f"malformed JSON line: {exc}"))
-            continue
-        out.append((index + 1, parsed, None))
-    return out
-
-
 # --------------------------------------------------------------------------------------------
-# Folding
+# Each key's steps
 # --------------------------------------------------------------------------------------------
-
-
-@dataclass
-class Step:
-    """A change applied to one key: its resulting state (None after a delete / truncate)."""
-
-    op: str
-    tx: tuple[Any, ...]
-    ts: int
-    state: tuple[str, tuple[str, ...]] | None
-
-
-@dataclass
-class Transition:
-    """A kept change of a key: a new version, or a delete closing the open version."""
-
-    is_delete: bool
-    op: str
-    state: tuple[str, tuple[str, ...]] | None
-    source_ts: int
-    effective_ts: int = 0
 
 
 def _rank(op: str) -> int:
@@ -464,9 +408,10 @@ def apply_table(changes: list[Change]) -> dict[str, list[Step]]:
     old_rows: dict[tuple[int, int | None], tuple[str, dict[str, Any]]] = {}
     for c in ordered:
         tx: tuple[Any, ...] = ("tx", c.tx) if c.tx is not None else ("own", c.seq)
+        op = OP_NAMES[c.op]
         if c.op == "t":
             for k in keys:
-                steps[k].append(Step("t", tx, c.ts, None))
+                steps[k].append(Step(tx, op, c.ts, None))
             continue
         assert c.key_json is not None
         k = c.key_json
@@ -474,7 +419,7 @@ def apply_table(changes: list[Change]) -> dict[str, list[Step]]:
         if c.op == "d":
             if c.tx is not None:
                 old_rows[(c.lsn, c.tx)] = (k, dict(known))
-            steps[k].append(Step("d", tx, c.ts, None))
+            steps[k].append(Step(tx, op, c.ts, None))
             continue
         source = known
         paired = old_rows.get((c.lsn, c.tx)) if c.tx is not None else None
@@ -495,41 +440,8 @@ def apply_table(changes: list[Change]) -> dict[str, list[Step]]:
             else:
                 unknown.append(column)
         known.update(row)
-        steps[k].append(Step(c.op, tx, c.ts, (canonical_json(row), tuple(sorted(unknown)))))
+        steps[k].append(Step(tx, op, c.ts, (canonical_json(row), tuple(sorted(unknown)))))
     return steps
-
-
-def fold_key(steps: list[Step]) -> list[Transition]:
-    """The kept transitions of one key, with effective (clipped) times."""
-    groups: list[list[Step]] = []
-    for s in steps:
-        if groups and groups[-1][-1].tx == s.tx:
-            groups[-1].append(s)
-        else:
-            groups.append([s])
-    transitions: list[Transition] = []
-    open_state: tuple[str, tuple[str, ...]] | None = None
-    for group in groups:
-        last = group[-1]
-        if last.state is None:
-            if open_state is not None:
-                transitions.append(Transition(True, OP_NAMES[last.op], None, last.ts))
-                open_state = None
-            continue
-        if last.state == open_state:
-            continue
-        transitions.append(Transition(False, OP_NAMES[last.op], last.state, last.ts))
-        open_state = last.state
-    later: int | None = None
-    for t in reversed(transitions):
-        t.effective_ts = t.source_ts if later is None else min(t.source_ts, later)
-        later = t.effective_ts
-    return transitions
-
-
-def instant(micros: int) -> datetime:
-    """Epoch microseconds as an aware UTC datetime."""
-    return _EPOCH + timedelta(microseconds=micros)
 
 
 # --------------------------------------------------------------------------------------------
@@ -541,92 +453,34 @@ def collect(
     waves: list[dict[str, bytes]],
 ) -> tuple[dict[tuple[str, str], list[Change]], list[dict[str, Any]]]:
     """Deduplicated changes per (server, table), and the quarantine rows."""
-    quarantine: list[dict[str, Any]] = []
+    changes, quarantine = land(
+        waves, SOURCE_SYSTEM, (".jsonl",), lambda _, data: json_lines(data), interpret
+    )
     seen_offsets: set[tuple[str, str, int, int]] = set()
     seen_changes: set[tuple[str, str, str | None, int, str]] = set()
     tables: dict[tuple[str, str], list[Change]] = {}
     seq = 0
-    for wave in waves:
-        for path in sorted(wave):
-            server = _server_of(path)
-            if server is None:
-                continue
-            for number, record, error in read_lines(wave[path]):
-                change: Change | None = None
-                if error is None:
-                    try:
-                        change = interpret(server, record)
-                    except BadEvent as exc:
-                        error = str(exc) or "bad record"
-                    else:
-                        if change is None:
-                            continue  # tombstone
-                if change is None:
-                    quarantine.append(
-                        {
-                            "source_system": SOURCE_SYSTEM,
-                            "source_name": server,
-                            "file_path": path,
-                            "line_number": number,
-                            "reason": error or "bad record",
-                        }
-                    )
-                    continue
-                offset_key = (server, *change.offset_id)
-                if offset_key in seen_offsets:
-                    continue
-                seen_offsets.add(offset_key)
-                change_key = (server, change.source_table, change.key_json, change.lsn, change.op)
-                if change_key in seen_changes:
-                    continue
-                seen_changes.add(change_key)
-                seq += 1
-                change.seq = seq
-                tables.setdefault((server, change.source_table), []).append(change)
-    quarantine.sort(key=lambda q: (q["file_path"], q["line_number"]))
+    for server, change in changes:
+        offset_key = (server, *change.offset_id)
+        if offset_key in seen_offsets:
+            continue
+        seen_offsets.add(offset_key)
+        change_key = (server, change.source_table, change.key_json, change.lsn, change.op)
+        if change_key in seen_changes:
+            continue
+        seen_changes.add(change_key)
+        seq += 1
+        change.seq = seq
+        tables.setdefault((server, change.source_table), []).append(change)
     return tables, quarantine
 
 
 def expected_marts(waves: list[dict[str, bytes]]) -> dict[str, list[dict[str, Any]]]:
     """Expected cdc_current, cdc_history and cdc_quarantine after landing all ``waves``."""
     tables, quarantine = collect(waves)
-    current: list[dict[str, Any]] = []
-    history: list[dict[str, Any]] = []
-    for source_name, source_table in sorted(tables):
-        steps = apply_table(tables[(source_name, source_table)])
-        for key_json in sorted(steps):
-            transitions = fold_key(steps[key_json])
-            base = {
-                "source_system": SOURCE_SYSTEM,
-                "source_name": source_name,
-                "source_table": source_table,
-                "key_json": key_json,
-            }
-            for i, t in enumerate(transitions):
-                if t.is_delete or t.state is None:
-                    continue
-                row_json, unavailable = t.state
-                following = transitions[i + 1] if i + 1 < len(transitions) else None
-                valid_to = None if following is None else instant(following.effective_ts)
-                history.append(
-                    {
-                        **base,
-                        "row_json": row_json,
-                        "unavailable_columns": list(unavailable),
-                        "op": t.op,
-                        "valid_from": instant(t.effective_ts),
-                        "valid_to": valid_to,
-                        "is_current": valid_to is None,
-                    }
-                )
-                if following is None:
-                    current.append(
-                        {
-                            **base,
-                            "row_json": row_json,
-                            "unavailable_columns": list(unavailable),
-                            "last_op": t.op,
-                            "last_committed_at": instant(t.source_ts),
-                        }
-                    )
-    return {"cdc_current": current, "cdc_history": history, "cdc_quarantine": quarantine}
+    steps_by_key = {
+        (source_name, source_table, key_json): steps
+        for (source_name, source_table), changes in tables.items()
+        for key_json, steps in apply_table(changes).items()
+    }
+    return marts(SOURCE_SYSTEM, steps_by_key, quarantine)

@@ -10,7 +10,7 @@ from typing import Any
 
 import fastavro
 
-from .datastream_oracle import canonical_json, canonical_value, expected_marts
+from .datastream_oracle import canonical_value, expected_marts
 from .datastream_scenario import (
     ORACLE_KEY,
     ORACLE_TABLE,
@@ -18,6 +18,7 @@ from .datastream_scenario import (
     declared_keys,
     declared_tables_yaml,
 )
+from .oracle_core import canonical_json
 
 ROOT = "datastream/s1/t/2024/05/01/10/00"
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from .oracle_core import BadInput
 from .spanner_oracle import (
-    BadLine,
     canonical_numeric,
     expected_marts,
     expected_stream_status,
@@ -566,7 +566,7 @@ def test_value_helpers() -> None:
         ("NaN", "JSON"),
         ("yes", "BOOL"),
     ]:
-        with pytest.raises(BadLine):
+        with pytest.raises(BadInput):
             typed_value(value, {"code": code}, "x")
 
 
