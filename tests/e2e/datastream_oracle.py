@@ -173,7 +173,7 @@ def mysql_position(md: dict[str, Any]) -> tuple[int, int]:
     return (int(m.group(1)), _require_int(md.get("log_position"), "log_position"))
 
 
-def oracle_position(md: dict[str, Any]) -> tuple[tuple[int, ...], int]:
+def oracle_db_position(md: dict[str, Any]) -> tuple[tuple[int, ...], int]:
     """(rs_id parts as hex ints, ssn); rs_id looks like ' 0x0073c9.000a4e4c.01d0'."""
     rs_id = _require_str(md.get("rs_id"), "rs_id").strip()
     if rs_id.lower().startswith("0x"):
@@ -312,7 +312,7 @@ def _position(kind: str, md: dict[str, Any], ts: int, event: dict[str, Any]) -> 
     if kind == "mysql":
         return mysql_position(md)
     if kind == "oracle":
-        return oracle_position(md)
+        return oracle_db_position(md)
     if kind == "postgresql":
         return (ts, postgres_lsn(md.get("lsn")))
     if kind == "sqlserver":

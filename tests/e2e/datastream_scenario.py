@@ -29,7 +29,7 @@ _STREAM_PREFIX = "projects/acme-data/locations/europe-west1/streams/"
 _NS = uuid.UUID("5f0c2d8e-7a4b-4c1e-9d3f-2b6a8e1c0d47")
 
 MYSQL = "mysql_shop"
-ORACLE = "oracle_erp"
+ORACLE_DB = "oracle_erp"
 POSTGRES = "postgres_crm"
 SQLSERVER = "sqlserver_billing"
 SPANNER = "spanner_catalog"
@@ -37,8 +37,8 @@ SALESFORCE = "salesforce_sales"
 MONGODB = "mongodb_app"
 
 # The Oracle table carries no primary key in its events: the test declares it.
-ORACLE_TABLE = "ROOT.SAMPLE"
-ORACLE_KEY = ["THIS_IS_MY_PK"]
+ORACLE_DB_TABLE = "ROOT.SAMPLE"
+ORACLE_DB_KEY = ["THIS_IS_MY_PK"]
 
 
 def declared_tables_yaml() -> str:
@@ -46,14 +46,14 @@ def declared_tables_yaml() -> str:
     return (
         "tables:\n"
         "  - source_system: datastream\n"
-        f"    source_table: {ORACLE_TABLE}\n"
-        f"    primary_key: [{', '.join(ORACLE_KEY)}]\n"
+        f"    source_table: {ORACLE_DB_TABLE}\n"
+        f"    primary_key: [{', '.join(ORACLE_DB_KEY)}]\n"
     )
 
 
 def declared_keys() -> dict[tuple[str, str], list[str]]:
     """The same declaration as ``declared_tables_yaml``, for the oracle."""
-    return {("datastream", ORACLE_TABLE): list(ORACLE_KEY)}
+    return {("datastream", ORACLE_DB_TABLE): list(ORACLE_DB_KEY)}
 
 
 # --------------------------------------------------------------------------------------------
@@ -207,7 +207,7 @@ def _order10() -> dict[str, Any]:
     )
 
 
-def _oracle(
+def _oracle_db(
     label: str,
     change_type: str,
     payload: dict[str, Any],
@@ -235,7 +235,9 @@ def _oracle(
         "ssn": ssn,
     }
     sort_keys = [_ms(ts), scn, rs_id, ssn]
-    return _event(ORACLE, read_method, "ROOT.SAMPLE", _uid(label), ts, sort_keys, metadata, payload)
+    return _event(
+        ORACLE_DB, read_method, "ROOT.SAMPLE", _uid(label), ts, sort_keys, metadata, payload
+    )
 
 
 def _sample(pk: str, field1: str | None, field2: str) -> dict[str, Any]:
@@ -883,17 +885,17 @@ def _wave1() -> _Wave:
     w.note(pcdc, "Avro CDC; the same uuid twice in one Avro file")
 
     # ---- Oracle ROOT.SAMPLE (no primary_keys: declared key THIS_IS_MY_PK) ------------------
-    obf = _p(ORACLE, "ROOT_SAMPLE", "10:00", "c0ffee_oracle-backfill_0_0.jsonl")
+    obf = _p(ORACLE_DB, "ROOT_SAMPLE", "10:00", "c0ffee_oracle-backfill_0_0.jsonl")
     w.add(
         obf,
-        _oracle(
+        _oracle_db(
             "ora/53/bf",
             "INSERT",
             _sample("1231535353", "foo", "TLV"),
             "2024-05-01T10:00:00",
             read_method="oracle-backfill",
         ),
-        _oracle(
+        _oracle_db(
             "ora/54/bf",
             "INSERT",
             _sample("1231535354", "Zoë", "TLV"),
@@ -901,7 +903,7 @@ def _wave1() -> _Wave:
             read_method="oracle-backfill",
             row_id="AAAPwRAALAAMzMBABE",
         ),
-        _oracle(
+        _oracle_db(
             "ora/55/bf",
             "INSERT",
             _sample("1231535355", "東京", "TLV"),
@@ -911,11 +913,11 @@ def _wave1() -> _Wave:
         ),
     )
     w.note(obf, "Oracle backfill, timestamps without fraction and without Z, non-ASCII values")
-    ocdc = _p(ORACLE, "ROOT_SAMPLE", "10:02", "c0ffee_oracle-cdc-logminer_1_0.jsonl")
+    ocdc = _p(ORACLE_DB, "ROOT_SAMPLE", "10:02", "c0ffee_oracle-cdc-logminer_1_0.jsonl")
     w.add(
         ocdc,
         # one transaction, two changes of the same key; ssn 10 after ssn 9 (string order wrong)
-        _oracle(
+        _oracle_db(
             "ora/53/u-ssn10",
             "UPDATE",
             _sample("1231535353", None, "TLV"),
@@ -925,7 +927,7 @@ def _wave1() -> _Wave:
             scn=15869116216871,
             tx_id="7.12.1001",
         ),
-        _oracle(
+        _oracle_db(
             "ora/53/u-ssn9",
             "UPDATE",
             _sample("1231535353", "bar", "TLV"),
@@ -1346,10 +1348,10 @@ def _wave2() -> _Wave:
     w.note(pj, "JSON products event whose uuid reappears in a wave-3 Avro file")
 
     # ---- Oracle -----------------------------------------------------------------------------
-    oc = _p(ORACLE, "ROOT_SAMPLE", "10:06", "c0ffee_oracle-cdc-logminer_2_0.jsonl")
+    oc = _p(ORACLE_DB, "ROOT_SAMPLE", "10:06", "c0ffee_oracle-cdc-logminer_2_0.jsonl")
     w.add(
         oc,
-        _oracle(
+        _oracle_db(
             "ora/54/u",
             "UPDATE",
             _sample("1231535354", "Zoë", "TLV2"),
@@ -1361,7 +1363,7 @@ def _wave2() -> _Wave:
             row_id="AAAPwRAALAAMzMBABE",
         ),
     )
-    bad_ts = _oracle(
+    bad_ts = _oracle_db(
         "bad/ora-ts",
         "UPDATE",
         _sample("1231535354", "x", "y"),
@@ -1375,7 +1377,7 @@ def _wave2() -> _Wave:
     w.add(oc, bad_ts)
     w.add(
         oc,
-        _oracle(
+        _oracle_db(
             "ora/55/d",
             "DELETE",
             _sample("1231535355", "東京", "TLV"),
@@ -1637,10 +1639,10 @@ def _wave3(first: dict[str, bytes]) -> _Wave:
     w.note(corrupt, "truncated Avro file: header unreadable (quarantine, record 0)")
 
     # ---- Oracle -----------------------------------------------------------------------------
-    oc = _p(ORACLE, "ROOT_SAMPLE", "10:08", "c0ffee_oracle-cdc-logminer_3_0.jsonl")
+    oc = _p(ORACLE_DB, "ROOT_SAMPLE", "10:08", "c0ffee_oracle-cdc-logminer_3_0.jsonl")
     w.add(
         oc,
-        _oracle(
+        _oracle_db(
             "ora/55/reinsert",
             "INSERT",
             _sample("1231535355", "東京", "TLV"),
@@ -1652,10 +1654,10 @@ def _wave3(first: dict[str, bytes]) -> _Wave:
             row_id="AAAPwRAALAAMzMBABG",
         ),
     )
-    obf = _p(ORACLE, "ROOT_SAMPLE", "10:09", "c0ffee_oracle-backfill_0_1.jsonl")
+    obf = _p(ORACLE_DB, "ROOT_SAMPLE", "10:09", "c0ffee_oracle-backfill_0_1.jsonl")
     w.add(
         obf,
-        _oracle(
+        _oracle_db(
             "ora/54/bf2",
             "INSERT",
             _sample("1231535354", "Zoë", "TLV"),
@@ -1668,7 +1670,7 @@ def _wave3(first: dict[str, bytes]) -> _Wave:
     # (rs_id positions encode as '0…', a read's position as '1…', so only the rule decides).
     w.add(
         oc,
-        _oracle(
+        _oracle_db(
             "ora/60/insert",
             "INSERT",
             _sample("1231535360", "A", "TLV"),
@@ -1678,7 +1680,7 @@ def _wave3(first: dict[str, bytes]) -> _Wave:
             tx_id="7.15.1005",
             row_id="AAAPwRAALAAMzMBABH",
         ),
-        _oracle(
+        _oracle_db(
             "ora/60/update",
             "UPDATE",
             _sample("1231535360", "C", "TLV"),
@@ -1691,7 +1693,7 @@ def _wave3(first: dict[str, bytes]) -> _Wave:
     )
     w.add(
         obf,
-        _oracle(
+        _oracle_db(
             "ora/60/bf",
             "INSERT",
             _sample("1231535360", "B", "TLV"),

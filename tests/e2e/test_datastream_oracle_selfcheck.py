@@ -12,8 +12,8 @@ import fastavro
 
 from .datastream_oracle import canonical_value, expected_marts
 from .datastream_scenario import (
-    ORACLE_KEY,
-    ORACLE_TABLE,
+    ORACLE_DB_KEY,
+    ORACLE_DB_TABLE,
     build_waves,
     declared_keys,
     declared_tables_yaml,
@@ -492,8 +492,8 @@ def test_declared_key_wins() -> None:
     [cur] = marts["cdc_current"]
     assert cur["key_json"] == '{"THIS_IS_MY_PK":"1231535353"}'
     assert cur["last_committed_at"] == datetime(2019, 11, 7, 2, 15, 39, tzinfo=UTC)
-    assert ORACLE_TABLE in declared_tables_yaml()
-    assert ORACLE_KEY[0] in declared_tables_yaml()
+    assert ORACLE_DB_TABLE in declared_tables_yaml()
+    assert ORACLE_DB_KEY[0] in declared_tables_yaml()
 
 
 def test_scenario_spot_checks() -> None:

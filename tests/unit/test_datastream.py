@@ -18,7 +18,7 @@ STREAM = "orders-stream"
 
 # The source document's Oracle example (INSERT, UPDATE, DELETE of one row), with its gaps and
 # trailing commas fixed so that it is valid JSON.
-ORACLE_INSERT = """{
+ORACLE_DB_INSERT = """{
   "stream_name": "projects/myProj/locations/myLoc/streams/Oracle-to-Source",
   "read_method": "oracle-cdc-logminer",
   "object": "SAMPLE.TBL",
@@ -40,7 +40,7 @@ ORACLE_INSERT = """{
   },
   "payload": {"THIS_IS_MY_PK": "1231535353", "FIELD1": "foo", "FIELD2": "TLV"}
 }"""
-ORACLE_UPDATE = """{
+ORACLE_DB_UPDATE = """{
   "stream_name": "projects/myProj/locations/myLoc/streams/Oracle-to-Source",
   "read_method": "oracle-cdc-logminer",
   "object": "SAMPLE.TBL",
@@ -62,7 +62,7 @@ ORACLE_UPDATE = """{
   },
   "payload": {"THIS_IS_MY_PK": "1231535353", "FIELD1": null, "FIELD2": "TLV"}
 }"""
-ORACLE_DELETE = """{
+ORACLE_DB_DELETE = """{
   "stream_name": "projects/myProj/locations/myLoc/streams/Oracle-to-Source",
   "read_method": "oracle-cdc-logminer",
   "object": "SAMPLE.TBL",
@@ -231,7 +231,7 @@ def micros(text: str) -> int:
 # --- the source document's Oracle example -------------------------------------------------
 
 
-def test_oracle_example_events():
+def test_oracle_db_example_events():
     declared = {("datastream", STREAM, "ROOT.SAMPLE"): ["THIS_IS_MY_PK"]}
     calls = []
 
@@ -239,8 +239,8 @@ def test_oracle_example_events():
         calls.append((system, name, table))
         return declared.get((system, name, table))
 
-    rows = [flatten_event(line, STREAM, lookup) for line in (ORACLE_INSERT, ORACLE_UPDATE)]
-    rows.append(flatten_event(ORACLE_DELETE, STREAM, lookup))
+    rows = [flatten_event(line, STREAM, lookup) for line in (ORACLE_DB_INSERT, ORACLE_DB_UPDATE)]
+    rows.append(flatten_event(ORACLE_DB_DELETE, STREAM, lookup))
     assert [row["error"] for row in rows] == [None, None, None]
     assert calls == [("datastream", STREAM, "ROOT.SAMPLE")] * 3
     assert [row["op"] for row in rows] == ["insert", "update", "delete"]
@@ -264,22 +264,22 @@ def test_oracle_example_events():
     assert rows[1]["sort_pos"] < rows[2]["sort_pos"]  # same record set, next offset
 
 
-def test_oracle_without_a_declared_key_is_keyed_by_its_row_id():
+def test_oracle_db_without_a_declared_key_is_keyed_by_its_row_id():
     """Oracle events carry no primary_keys; keyed by the whole row, an update would leave the
     old row live beside the new one."""
-    row = flatten_event(ORACLE_UPDATE, STREAM)
+    row = flatten_event(ORACLE_DB_UPDATE, STREAM)
     assert row["key_json"] == '{"ROWID":"AAAGYPAATAAPIC5AAB"}'
-    update = json.loads(ORACLE_UPDATE)
+    update = json.loads(ORACLE_DB_UPDATE)
     update["payload"]["FIELD2"] = "changed"
     assert flatten_event(json.dumps(update), STREAM)["key_json"] == row["key_json"]
 
 
-def test_oracle_without_key_or_row_id_is_quarantined():
+def test_oracle_db_without_key_or_row_id_is_quarantined():
     event = make_event("oracle", {"row_id": None})
     assert "source_metadata.row_id" in error_of(event)
 
 
-def test_a_declared_oracle_key_wins_over_the_row_id():
+def test_a_declared_oracle_db_key_wins_over_the_row_id():
     event = make_event("oracle")
     row = ok(event, declared_keys=lambda *_: ["id"])
     assert row["key_json"] == '{"id":1}'
@@ -514,7 +514,7 @@ def test_cdc_read_is_not_a_backfill():
     assert ok(make_event("spanner", {"snapshot": False}))["is_backfill"] is False
 
 
-def test_oracle_supplementation_with_a_log_position_is_ordered_as_cdc():
+def test_oracle_db_supplementation_with_a_log_position_is_ordered_as_cdc():
     row = ok(make_event("oracle", read_method="oracle-supplementation"))
     assert row["is_backfill"] is False
     assert row["op"] != "snapshot"
@@ -568,7 +568,7 @@ def test_mysql_position_errors(meta, reason):
     assert error_of(make_event("mysql", meta)).startswith(reason)
 
 
-def test_oracle_order_is_rs_id_parts_then_ssn():
+def test_oracle_db_order_is_rs_id_parts_then_ssn():
     assert_increasing(
         [
             sort_pos("oracle", {"rs_id": "0x9.0.0", "ssn": 5}),
@@ -598,7 +598,7 @@ def test_oracle_order_is_rs_id_parts_then_ssn():
         ({"ssn": "-3"}, "bad position: ssn '-3' is not a non-negative integer"),
     ],
 )
-def test_oracle_position_errors(meta, reason):
+def test_oracle_db_position_errors(meta, reason):
     assert error_of(make_event("oracle", meta)) == reason
 
 
@@ -813,7 +813,7 @@ def test_key_precedence_declared_over_primary_keys_over_replication_index_over_r
     assert key(ok(event)) == ('{"code":"A","id":1,"total":5}', "whole_row")
 
 
-def test_an_oracle_row_id_is_no_real_key_and_a_declared_key_is():
+def test_an_oracle_db_row_id_is_no_real_key_and_a_declared_key_is():
     assert ok(make_event("oracle"))["key_basis"] == "row_id"
     assert ok(make_event("oracle"), declared_keys=lambda *_: ["id"])["key_basis"] == "declared"
 
