@@ -6,7 +6,7 @@ follow the documented Datastream event shape (generic metadata, source-specific
 ``source_metadata``, full-row ``payload``) and are built to exercise the contract's traps:
 backfill interleaved with CDC, out-of-order and late arrival, position orders where string order
 is wrong, duplicates at every level, transactions, no-op changes, value typing, Avro files and bad
-input. ``COVERAGE`` lists which trap sits in which wave and file.
+input. ``build_scenario()`` gives the waves and which trap sits in which wave and file.
 
 Usage: ``python -m tests.e2e.datastream_scenario write-sample <landing root>`` writes all waves.
 """
@@ -22,7 +22,7 @@ from typing import Any
 
 import fastavro
 
-from tests.e2e.waves import scenario_main
+from tests.e2e.waves import Scenario, scenario_main
 
 DAY = "2024/05/01"
 _STREAM_PREFIX = "projects/acme-data/locations/europe-west1/streams/"
@@ -651,8 +651,6 @@ def _products(
 B9 = "mysql-bin.000009"
 B10 = "mysql-bin.000010"
 
-COVERAGE: list[tuple[int, str, str]] = []  # (wave, relative path, trap) - filled by build_waves
-
 
 class _Wave:
     """Files of one wave: relative path -> lines (or raw bytes)."""
@@ -661,6 +659,7 @@ class _Wave:
         self.number = number
         self.lines: dict[str, list[str]] = {}
         self.raw: dict[str, bytes] = {}
+        self.coverage: list[tuple[int, str, str]] = []
 
     def add(self, path: str, *events: dict[str, Any]) -> None:
         """Append events as JSON lines to a file."""
@@ -676,7 +675,7 @@ class _Wave:
 
     def note(self, path: str, trap: str) -> None:
         """Record what a file covers."""
-        COVERAGE.append((self.number, path, trap))
+        self.coverage.append((self.number, path, trap))
 
     def files(self) -> dict[str, bytes]:
         """The wave as relative path -> bytes."""
@@ -1809,14 +1808,13 @@ def _wave3(first: dict[str, bytes]) -> _Wave:
     return w
 
 
-def build_waves() -> list[dict[str, bytes]]:
-    """The scenario's waves, each a mapping of relative path -> file bytes."""
-    COVERAGE.clear()
-    first = _wave1().files()
-    second = _wave2().files()
-    third = _wave3(first).files()
-    return [first, second, third]
+def build_scenario() -> Scenario:
+    """The scenario's three waves and their coverage."""
+    first = _wave1()
+    second = _wave2()
+    waves = (first, second, _wave3(first.files()))
+    return Scenario([w.files() for w in waves], [note for w in waves for note in w.coverage])
 
 
 if __name__ == "__main__":
-    scenario_main("python -m tests.e2e.datastream_scenario", build_waves, COVERAGE)
+    scenario_main("python -m tests.e2e.datastream_scenario", build_scenario)

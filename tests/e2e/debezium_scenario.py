@@ -16,7 +16,8 @@ Two Debezium PostgreSQL connectors, each landing ``kcat -J`` dumps of its table 
 
 The events follow the documented Debezium change event shape (before, after, source with
 lsn / txId / ts_ms / ts_us, op, ts_ms; tombstones after deletes; truncate with no key) and are
-built to exercise the contract's traps; ``COVERAGE`` lists which trap sits in which wave and file.
+built to exercise the contract's traps; ``build_scenario()`` gives the waves and which trap sits in
+which wave and file.
 
 Usage: ``python -m tests.e2e.debezium_scenario write-sample <landing root>`` writes all waves.
 """
@@ -30,7 +31,7 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
 
-from tests.e2e.waves import scenario_main
+from tests.e2e.waves import Scenario, scenario_main
 
 DAY = "2024-06-03"
 PLACEHOLDER = "__debezium_unavailable_value"
@@ -39,8 +40,6 @@ PH_ARRAY = [PLACEHOLDER]
 
 MAIN = "pg_main"
 LITE = "pg_lite"
-
-COVERAGE: list[tuple[int, str, str]] = []  # (wave, relative path, trap) - filled by build_waves
 
 
 # --------------------------------------------------------------------------------------------
@@ -469,6 +468,7 @@ class _Wave:
         self.lines: dict[str, list[str]] = {}
         self.raw: dict[str, bytes] = {}
         self.named: dict[str, str] = {}  # a file's role -> its path, for later waves
+        self.coverage: list[tuple[int, str, str]] = []
 
     # ---- files ---------------------------------------------------------------------------
 
@@ -482,7 +482,7 @@ class _Wave:
         )
 
     def note(self, path: str, trap: str) -> None:
-        COVERAGE.append((self.number, path, trap))
+        self.coverage.append((self.number, path, trap))
 
     def put(self, path: str, data: bytes) -> None:
         self.raw[path] = data
@@ -1561,15 +1561,14 @@ def _wave3(offsets: _Offsets, first: _Wave, second: _Wave) -> _Wave:
     return w
 
 
-def build_waves() -> list[dict[str, bytes]]:
-    """The scenario's waves, each a mapping of relative path -> file bytes."""
-    COVERAGE.clear()
+def build_scenario() -> Scenario:
+    """The scenario's three waves and their coverage."""
     offsets = _Offsets()
     first = _wave1(offsets)
     second = _wave2(offsets, first)
-    third = _wave3(offsets, first, second)
-    return [first.files(), second.files(), third.files()]
+    waves = (first, second, _wave3(offsets, first, second))
+    return Scenario([w.files() for w in waves], [note for w in waves for note in w.coverage])
 
 
 if __name__ == "__main__":
-    scenario_main("python -m tests.e2e.debezium_scenario", build_waves, COVERAGE)
+    scenario_main("python -m tests.e2e.debezium_scenario", build_scenario)

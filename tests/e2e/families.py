@@ -22,9 +22,9 @@ from .marts import snapshot
 from .waves import write_wave
 
 FAMILY_WAVES = {
-    "spanner": spanner_scenario.build_waves(),
-    "datastream": datastream_scenario.build_waves(),
-    "debezium": debezium_scenario.build_waves(),
+    "spanner": spanner_scenario.build_scenario().waves,
+    "datastream": datastream_scenario.build_scenario().waves,
+    "debezium": debezium_scenario.build_scenario().waves,
 }
 RUNS = max(len(waves) for waves in FAMILY_WAVES.values())
 # Small key partitions, so that a run touches some partitions and not others.

@@ -18,8 +18,8 @@ line (``{"partition_token": ..., <the row>}``), under ``spanner/<stream>/<partit
   10:05, then NEW_ROW_AND_OLD_VALUES. Partitions p1 and p2 from the initial query.
 
 The records are generated from a small model of each database (every key's current row), so
-that old values, NEW_ROW images and partial images agree with each other. ``COVERAGE`` lists
-which trap sits in which wave and file; the stream status after each wave is in
+that old values, NEW_ROW images and partial images agree with each other. ``build_scenario()``
+gives the waves and which trap sits in which wave and file; the stream status after each wave is in
 ``EXPECTED_STATUS`` (derived by hand, checked against the oracle by the self-check).
 
 Usage: ``python -m tests.e2e.spanner_scenario write-sample <landing root>`` writes all waves.
@@ -34,7 +34,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from tests.e2e.waves import scenario_main
+from tests.e2e.waves import Scenario, scenario_main
 
 DAY = "2024-06-03"
 GSQL = "shop_gsql"
@@ -42,8 +42,6 @@ PGSQL = "ledger_pg"
 ALTERED_AT = "10:05:00"  # both streams' value_capture_type changed at this time
 WITH_OLD_VALUES = ("OLD_AND_NEW_VALUES", "NEW_ROW_AND_OLD_VALUES")
 FULL_ROW = ("NEW_ROW", "NEW_ROW_AND_OLD_VALUES")
-
-COVERAGE: list[tuple[int, str, str]] = []  # (wave, relative path, trap) - filled by build_waves
 
 # (low watermark, open partitions, incomplete transactions) per stream after each wave.
 EXPECTED_STATUS: dict[str, list[tuple[str, int, int]]] = {
@@ -573,6 +571,7 @@ class _Wave:
         self.number = number
         self.lines: dict[str, list[str]] = {}
         self.raw: dict[str, bytes] = {}
+        self.coverage: list[tuple[int, str, str]] = []
 
     def add(self, path: str, *lines: dict[str, Any] | str) -> int:
         """Append lines (a str is written as is); the 1-based number of the last one."""
@@ -584,7 +583,7 @@ class _Wave:
         self.raw[path] = data
 
     def note(self, path: str, trap: str) -> None:
-        COVERAGE.append((self.number, path, trap))
+        self.coverage.append((self.number, path, trap))
 
     def files(self) -> dict[str, bytes]:
         out = {p: ("\n".join(lines) + "\n").encode("utf-8") for p, lines in self.lines.items()}
@@ -1157,16 +1156,15 @@ def _wave4(shop: _Stream, ledger: _Stream) -> _Wave:
     return w
 
 
-def build_waves() -> list[dict[str, bytes]]:
-    """The scenario's waves, each a mapping of relative path -> file bytes."""
-    COVERAGE.clear()
+def build_scenario() -> Scenario:
+    """The scenario's four waves and their coverage."""
     shop, ledger = _streams()
     first = _wave1(shop, ledger)
     second = _wave2(shop, ledger, first)
     third = _wave3(shop, ledger, second)
-    fourth = _wave4(shop, ledger)
-    return [first.files(), second.files(), third.files(), fourth.files()]
+    waves = (first, second, third, _wave4(shop, ledger))
+    return Scenario([w.files() for w in waves], [note for w in waves for note in w.coverage])
 
 
 if __name__ == "__main__":
-    scenario_main("python -m tests.e2e.spanner_scenario", build_waves, COVERAGE)
+    scenario_main("python -m tests.e2e.spanner_scenario", build_scenario)

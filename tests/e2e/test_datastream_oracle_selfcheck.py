@@ -14,7 +14,7 @@ from .datastream_oracle import canonical_value, expected_marts
 from .datastream_scenario import (
     ORACLE_DB_KEY,
     ORACLE_DB_TABLE,
-    build_waves,
+    build_scenario,
     declared_keys,
     declared_tables_yaml,
 )
@@ -498,8 +498,8 @@ def test_declared_key_wins() -> None:
 
 def test_scenario_spot_checks() -> None:
     """Hand-verified facts of the bundled scenario, wave by wave."""
-    waves = build_waves()
-    assert waves == build_waves()
+    waves = build_scenario().waves
+    assert waves == build_scenario().waves
     assert len(waves) >= 3
 
     def current(marts: dict[str, Any], stream: str, key: str) -> dict[str, Any] | None:

@@ -14,7 +14,7 @@ from .debezium_oracle import (
     expected_marts,
     zoned_to_utc,
 )
-from .debezium_scenario import build_waves, us
+from .debezium_scenario import build_scenario, us
 
 PH = PLACEHOLDER
 PH64 = PLACEHOLDER_BASE64
@@ -430,8 +430,8 @@ def test_canonical_numbers_and_times() -> None:
 
 def test_scenario_spot_checks() -> None:
     """Hand-verified facts of the bundled scenario, wave by wave."""
-    waves = build_waves()
-    assert waves == build_waves()
+    waves = build_scenario().waves
+    assert waves == build_scenario().waves
     assert len(waves) >= 3
     m1, m2, m3 = (expected_marts(waves[:n]) for n in (1, 2, 3))
 

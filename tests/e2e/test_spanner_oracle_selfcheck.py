@@ -19,7 +19,7 @@ from .spanner_oracle import (
     timestamp_text,
     typed_value,
 )
-from .spanner_scenario import COVERAGE, EXPECTED_STATUS, GSQL, PGSQL, build_waves
+from .spanner_scenario import EXPECTED_STATUS, GSQL, PGSQL, build_scenario
 
 DAY = "2024-06-03"
 T = "t"
@@ -636,7 +636,8 @@ def test_bad_lines_are_quarantined_and_good_ones_around_them_apply() -> None:
 # The bundled scenario
 # --------------------------------------------------------------------------------------------
 
-WAVES = build_waves()
+SCENARIO = build_scenario()
+WAVES = SCENARIO.waves
 
 
 @pytest.mark.parametrize("wave_count", range(1, len(WAVES) + 1))
@@ -653,9 +654,9 @@ def test_scenario_stream_status_matches_the_hand_derived_one(wave_count: int) ->
 
 
 def test_scenario_is_deterministic_and_documented() -> None:
-    assert build_waves() == WAVES
+    assert build_scenario().waves == WAVES
     assert len(WAVES) == 4
-    assert {wave for wave, _, _ in COVERAGE} == {1, 2, 3, 4}
+    assert {wave for wave, _, _ in SCENARIO.coverage} == {1, 2, 3, 4}
     every_file = {path for wave in WAVES for path in wave}
     assert {path.split("/")[1] for path in every_file} == {GSQL, PGSQL}
 

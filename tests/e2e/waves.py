@@ -1,10 +1,22 @@
-"""Writing a scenario's waves of files under a landing root, and the scenarios' shared CLI."""
+"""A scenario's waves of files, writing them under a landing root, and the scenarios' shared
+CLI."""
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """The waves of files (relative path -> bytes) a scenario lands one after another, and its
+    coverage: which trap of the contract sits in which wave and file, as (wave number, relative
+    path, trap)."""
+
+    waves: list[dict[str, bytes]]
+    coverage: list[tuple[int, str, str]]
 
 
 def write_wave(root: Path | str, wave: dict[str, bytes]) -> list[Path]:
@@ -19,10 +31,7 @@ def write_wave(root: Path | str, wave: dict[str, bytes]) -> list[Path]:
 
 
 def scenario_main(
-    prog: str,
-    build_waves: Callable[[], list[dict[str, bytes]]],
-    coverage: list[tuple[int, str, str]],
-    argv: list[str] | None = None,
+    prog: str, build_scenario: Callable[[], Scenario], argv: list[str] | None = None
 ) -> None:
     """CLI: ``write-sample <dir>`` lands every wave into one landing root; ``coverage`` prints
     which trap sits in which wave and file."""
@@ -32,11 +41,11 @@ def scenario_main(
     sample.add_argument("dir", type=Path)
     sub.add_parser("coverage", help="print which trap is in which wave and file")
     args = parser.parse_args(argv)
-    waves = build_waves()
+    scenario = build_scenario()
     if args.command == "write-sample":
-        for wave in waves:
+        for wave in scenario.waves:
             write_wave(args.dir, wave)
-        print(f"wrote {sum(len(w) for w in waves)} files under {args.dir}")
+        print(f"wrote {sum(len(w) for w in scenario.waves)} files under {args.dir}")
     else:
-        for number, path, trap in coverage:
+        for number, path, trap in scenario.coverage:
             print(f"wave {number}  {path}\n    {trap}")
