@@ -13,15 +13,13 @@ Usage: ``python -m tests.e2e.datastream_scenario write-sample <landing root>`` w
 
 from __future__ import annotations
 
-import io
 import json
 import uuid
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-import fastavro
-
+from tests.datastream_avro import avro_container, mysql_event_schema
 from tests.e2e.waves import Scenario, scenario_main
 
 DAY = "2024/05/01"
@@ -462,102 +460,67 @@ def _user(
 
 _OPT = "null"
 
-PRODUCTS_AVRO_SCHEMA: dict[str, Any] = {
-    "type": "record",
-    "name": "shop_products",
-    "namespace": "datastream",
-    "fields": [
-        {"name": "stream_name", "type": "string"},
-        {"name": "read_method", "type": "string"},
-        {"name": "object", "type": "string"},
-        {"name": "schema_key", "type": "string"},
-        {"name": "uuid", "type": "string"},
-        {"name": "read_timestamp", "type": {"type": "long", "logicalType": "timestamp-millis"}},
-        {"name": "source_timestamp", "type": {"type": "long", "logicalType": "timestamp-millis"}},
-        {"name": "sort_keys", "type": {"type": "array", "items": ["string", "long"]}},
+PRODUCTS_AVRO_SCHEMA = mysql_event_schema(
+    "shop_products",
+    [
+        {"name": "sku", "type": [_OPT, "string"]},
         {
-            "name": "source_metadata",
-            "type": {
-                "type": "record",
-                "name": "source_metadata",
-                "fields": [
-                    {"name": "table", "type": "string"},
-                    {"name": "database", "type": "string"},
-                    {"name": "primary_keys", "type": {"type": "array", "items": "string"}},
-                    {"name": "log_file", "type": "string"},
-                    {"name": "log_position", "type": "long"},
-                    {"name": "change_type", "type": "string"},
-                    {"name": "is_deleted", "type": "boolean"},
-                ],
-            },
+            "name": "price",
+            "type": [
+                _OPT,
+                {
+                    "type": "bytes",
+                    "logicalType": "decimal",
+                    "precision": 10,
+                    "scale": 2,
+                },
+            ],
         },
         {
-            "name": "payload",
-            "type": {
-                "type": "record",
-                "name": "payload",
-                "fields": [
-                    {"name": "sku", "type": [_OPT, "string"]},
-                    {
-                        "name": "price",
-                        "type": [
-                            _OPT,
-                            {
-                                "type": "bytes",
-                                "logicalType": "decimal",
-                                "precision": 10,
-                                "scale": 2,
-                            },
-                        ],
-                    },
-                    {
-                        "name": "cost_precise",
-                        "type": [
-                            _OPT,
-                            {
-                                "type": "bytes",
-                                "logicalType": "decimal",
-                                "precision": 38,
-                                "scale": 12,
-                            },
-                        ],
-                    },
-                    {"name": "weight_kg", "type": [_OPT, "double"]},
-                    {"name": "stock", "type": [_OPT, "long"]},
-                    {"name": "barcode", "type": [_OPT, "long"]},
-                    {"name": "active", "type": [_OPT, "boolean"]},
-                    {"name": "released", "type": [_OPT, {"type": "int", "logicalType": "date"}]},
-                    {
-                        "name": "updated_at",
-                        "type": [_OPT, {"type": "long", "logicalType": "timestamp-micros"}],
-                    },
-                    {
-                        "name": "local_dt",
-                        "type": [
-                            _OPT,
-                            {
-                                "type": "record",
-                                "name": "datetime",
-                                "fields": [
-                                    {
-                                        "name": "date",
-                                        "type": {"type": "int", "logicalType": "date"},
-                                    },
-                                    {
-                                        "name": "time",
-                                        "type": {"type": "long", "logicalType": "time-micros"},
-                                    },
-                                ],
-                            },
-                        ],
-                    },
-                    {"name": "thumbnail", "type": [_OPT, "bytes"]},
-                    {"name": "description", "type": [_OPT, "string"]},
-                ],
-            },
+            "name": "cost_precise",
+            "type": [
+                _OPT,
+                {
+                    "type": "bytes",
+                    "logicalType": "decimal",
+                    "precision": 38,
+                    "scale": 12,
+                },
+            ],
         },
+        {"name": "weight_kg", "type": [_OPT, "double"]},
+        {"name": "stock", "type": [_OPT, "long"]},
+        {"name": "barcode", "type": [_OPT, "long"]},
+        {"name": "active", "type": [_OPT, "boolean"]},
+        {"name": "released", "type": [_OPT, {"type": "int", "logicalType": "date"}]},
+        {
+            "name": "updated_at",
+            "type": [_OPT, {"type": "long", "logicalType": "timestamp-micros"}],
+        },
+        {
+            "name": "local_dt",
+            "type": [
+                _OPT,
+                {
+                    "type": "record",
+                    "name": "datetime",
+                    "fields": [
+                        {
+                            "name": "date",
+                            "type": {"type": "int", "logicalType": "date"},
+                        },
+                        {
+                            "name": "time",
+                            "type": {"type": "long", "logicalType": "time-micros"},
+                        },
+                    ],
+                },
+            ],
+        },
+        {"name": "thumbnail", "type": [_OPT, "bytes"]},
+        {"name": "description", "type": [_OPT, "string"]},
     ],
-}
+)
 
 
 def _product(
@@ -610,14 +573,8 @@ def _avro_record(event: dict[str, Any]) -> dict[str, Any]:
 
 def _avro_file(events: list[dict[str, Any]], marker: str) -> bytes:
     """An Avro object container file of products events (deterministic sync marker)."""
-    out = io.BytesIO()
-    fastavro.writer(
-        out,
-        fastavro.parse_schema(PRODUCTS_AVRO_SCHEMA),
-        [_avro_record(e) for e in events],
-        sync_marker=uuid.uuid5(_NS, marker).bytes,
-    )
-    return out.getvalue()
+    records = [_avro_record(e) for e in events]
+    return avro_container(PRODUCTS_AVRO_SCHEMA, records, sync_marker=uuid.uuid5(_NS, marker).bytes)
 
 
 def _products(

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import io
 import json
 from datetime import UTC, date, datetime, time
 from decimal import Decimal
 from typing import Any
 
-import fastavro
+from tests.datastream_avro import avro_container, mysql_event_schema
 
 from .datastream_oracle import canonical_value, expected_marts
 from .datastream_scenario import (
@@ -351,87 +350,58 @@ def test_canonical_values() -> None:
 
 def test_avro_file_and_corrupt_avro() -> None:
     """Avro payload values are typed like JSON ones; an unreadable header is record 0."""
-    schema = {
-        "type": "record",
-        "name": "e",
-        "fields": [
-            {"name": "uuid", "type": "string"},
-            {"name": "read_method", "type": "string"},
+    schema = mysql_event_schema(
+        "shop_t",
+        [
+            {"name": "id", "type": ["null", "long"]},
             {
-                "name": "source_timestamp",
-                "type": {"type": "long", "logicalType": "timestamp-millis"},
+                "name": "price",
+                "type": [
+                    "null",
+                    {
+                        "type": "bytes",
+                        "logicalType": "decimal",
+                        "precision": 10,
+                        "scale": 2,
+                    },
+                ],
             },
-            {"name": "sort_keys", "type": {"type": "array", "items": ["string", "long"]}},
+            {"name": "d", "type": ["null", {"type": "int", "logicalType": "date"}]},
             {
-                "name": "source_metadata",
-                "type": {
-                    "type": "record",
-                    "name": "m",
-                    "fields": [
-                        {"name": "database", "type": "string"},
-                        {"name": "table", "type": "string"},
-                        {"name": "primary_keys", "type": {"type": "array", "items": "string"}},
-                        {"name": "log_file", "type": "string"},
-                        {"name": "log_position", "type": "long"},
-                        {"name": "change_type", "type": "string"},
-                        {"name": "is_deleted", "type": "boolean"},
-                    ],
-                },
+                "name": "ts",
+                "type": ["null", {"type": "long", "logicalType": "timestamp-micros"}],
             },
             {
-                "name": "payload",
-                "type": {
-                    "type": "record",
-                    "name": "p",
-                    "fields": [
-                        {"name": "id", "type": ["null", "long"]},
-                        {
-                            "name": "price",
-                            "type": [
-                                "null",
-                                {
-                                    "type": "bytes",
-                                    "logicalType": "decimal",
-                                    "precision": 10,
-                                    "scale": 2,
-                                },
-                            ],
-                        },
-                        {"name": "d", "type": ["null", {"type": "int", "logicalType": "date"}]},
-                        {
-                            "name": "ts",
-                            "type": ["null", {"type": "long", "logicalType": "timestamp-micros"}],
-                        },
-                        {
-                            "name": "dt",
-                            "type": [
-                                "null",
-                                {
-                                    "type": "record",
-                                    "name": "datetime",
-                                    "fields": [
-                                        {
-                                            "name": "date",
-                                            "type": {"type": "int", "logicalType": "date"},
-                                        },
-                                        {
-                                            "name": "time",
-                                            "type": {"type": "long", "logicalType": "time-micros"},
-                                        },
-                                    ],
-                                },
-                            ],
-                        },
-                        {"name": "b", "type": ["null", "bytes"]},
-                        {"name": "n", "type": ["null", "string"]},
-                    ],
-                },
+                "name": "dt",
+                "type": [
+                    "null",
+                    {
+                        "type": "record",
+                        "name": "datetime",
+                        "fields": [
+                            {
+                                "name": "date",
+                                "type": {"type": "int", "logicalType": "date"},
+                            },
+                            {
+                                "name": "time",
+                                "type": {"type": "long", "logicalType": "time-micros"},
+                            },
+                        ],
+                    },
+                ],
             },
+            {"name": "b", "type": ["null", "bytes"]},
+            {"name": "n", "type": ["null", "string"]},
         ],
-    }
+    )
     record = {
-        "uuid": "a1",
+        "stream_name": "projects/p/locations/l/streams/s",
         "read_method": "mysql-backfill-fulldump",
+        "object": "shop_t",
+        "schema_key": "k",
+        "uuid": "a1",
+        "read_timestamp": datetime(2024, 5, 1, 10, 0, 5, tzinfo=UTC),
         "source_timestamp": datetime(2024, 5, 1, 10, 0, tzinfo=UTC),
         "sort_keys": [1, "x"],
         "source_metadata": {
@@ -453,9 +423,7 @@ def test_avro_file_and_corrupt_avro() -> None:
             "n": None,
         },
     }
-    buf = io.BytesIO()
-    fastavro.writer(buf, fastavro.parse_schema(schema), [record, record])
-    data = buf.getvalue()
+    data = avro_container(schema, [record, record])
     wave = {f"{ROOT}/a.avro": data, f"{ROOT}/b.avro": data[:40]}
     marts = expected_marts([wave], {})
     [cur] = marts["cdc_current"]

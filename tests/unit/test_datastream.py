@@ -13,6 +13,7 @@ import pytest
 
 from python_udfs.datastream import FIELDS, avro_events, avro_file_events, flatten_event
 from python_udfs.json_values import parse_instant_ns, pos_instant
+from tests.datastream_avro import avro_container, mysql_event_schema
 
 STREAM = "orders-stream"
 
@@ -969,85 +970,50 @@ DATETIME_TYPE = {
     ],
 }
 
-AVRO_SCHEMA = {
-    "type": "record",
-    "name": "ds_event",
-    "namespace": "datastream",
-    "fields": [
-        {"name": "stream_name", "type": "string"},
-        {"name": "read_method", "type": "string"},
-        {"name": "object", "type": "string"},
-        {"name": "schema_key", "type": "string"},
-        {"name": "uuid", "type": "string"},
-        {"name": "read_timestamp", "type": {"type": "long", "logicalType": "timestamp-millis"}},
-        {"name": "source_timestamp", "type": {"type": "long", "logicalType": "timestamp-millis"}},
-        {"name": "sort_keys", "type": {"type": "array", "items": ["string", "long"]}},
+AVRO_SCHEMA = mysql_event_schema(
+    "ds_event",
+    [
+        {"name": "id", "type": ["null", "long"]},
         {
-            "name": "source_metadata",
-            "type": {
-                "type": "record",
-                "name": "source_metadata",
-                "fields": [
-                    {"name": "log_file", "type": "string"},
-                    {"name": "log_position", "type": "long"},
-                    {"name": "primary_keys", "type": {"type": "array", "items": "string"}},
-                    {"name": "is_deleted", "type": "boolean"},
-                    {"name": "database", "type": "string"},
-                    {"name": "table", "type": "string"},
-                    {"name": "change_type", "type": "string"},
-                ],
-            },
+            "name": "price",
+            "type": [
+                "null",
+                {
+                    "type": "bytes",
+                    "logicalType": "decimal",
+                    "precision": 10,
+                    "scale": 2,
+                },
+            ],
         },
         {
-            "name": "payload",
-            "type": {
-                "type": "record",
-                "name": "payload",
-                "fields": [
-                    {"name": "id", "type": ["null", "long"]},
-                    {
-                        "name": "price",
-                        "type": [
-                            "null",
-                            {
-                                "type": "bytes",
-                                "logicalType": "decimal",
-                                "precision": 10,
-                                "scale": 2,
-                            },
-                        ],
-                    },
-                    {
-                        "name": "huge",
-                        "type": [
-                            "null",
-                            {
-                                "type": "bytes",
-                                "logicalType": "decimal",
-                                "precision": 30,
-                                "scale": 3,
-                            },
-                        ],
-                    },
-                    {"name": "born", "type": ["null", {"type": "int", "logicalType": "date"}]},
-                    {
-                        "name": "seen_at",
-                        "type": ["null", {"type": "long", "logicalType": "timestamp-micros"}],
-                    },
-                    {"name": "local_at", "type": ["null", DATETIME_TYPE]},
-                    {"name": "other_local_at", "type": ["null", "datetime"]},
-                    {"name": "blob", "type": ["null", "bytes"]},
-                    {"name": "ratio", "type": ["null", "double"]},
-                    {"name": "counter", "type": ["null", "long"]},
-                    {"name": "active", "type": ["null", "boolean"]},
-                    {"name": "name", "type": ["null", "string"]},
-                    {"name": "doc", "type": ["null", {"type": "string", "logicalType": "json"}]},
-                    {"name": "missing", "type": ["null", "string"]},
-                ],
-            },
+            "name": "huge",
+            "type": [
+                "null",
+                {
+                    "type": "bytes",
+                    "logicalType": "decimal",
+                    "precision": 30,
+                    "scale": 3,
+                },
+            ],
         },
+        {"name": "born", "type": ["null", {"type": "int", "logicalType": "date"}]},
+        {
+            "name": "seen_at",
+            "type": ["null", {"type": "long", "logicalType": "timestamp-micros"}],
+        },
+        {"name": "local_at", "type": ["null", DATETIME_TYPE]},
+        {"name": "other_local_at", "type": ["null", "datetime"]},
+        {"name": "blob", "type": ["null", "bytes"]},
+        {"name": "ratio", "type": ["null", "double"]},
+        {"name": "counter", "type": ["null", "long"]},
+        {"name": "active", "type": ["null", "boolean"]},
+        {"name": "name", "type": ["null", "string"]},
+        {"name": "doc", "type": ["null", {"type": "string", "logicalType": "json"}]},
+        {"name": "missing", "type": ["null", "string"]},
     ],
-}
+)
 
 
 def avro_record(uuid: str, position: int, **payload) -> dict:
@@ -1091,9 +1057,7 @@ def avro_record(uuid: str, position: int, **payload) -> dict:
 
 
 def avro_file(records: list[dict], **writer_options) -> bytes:
-    buffer = io.BytesIO()
-    fastavro.writer(buffer, fastavro.parse_schema(AVRO_SCHEMA), records, **writer_options)
-    return buffer.getvalue()
+    return avro_container(AVRO_SCHEMA, records, **writer_options)
 
 
 def test_avro_events_round_trip_into_flatten_event():
