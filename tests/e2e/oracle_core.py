@@ -1,5 +1,5 @@
-"""What the three oracles (tests/e2e/*_oracle.py) share: the contract's rules that are the same
-for every source family (CONTRACT.md '2. Rules' and '3. Output'), so that each oracle holds only
+"""What the three oracles (tests/e2e/*_oracle.py) share: the rules that are the same for every
+source family (docs/guarantees.md, docs/decisions/001), so that each oracle holds only
 its family's reading of its source format. Like the oracles it imports nothing from the project:
 an oracle that shared code with the warehouse would share its mistakes.
 
@@ -56,7 +56,7 @@ def canonical_int(value: int) -> int | str:
 
 
 def canonical_json(obj: Any) -> str:
-    """The contract's JSON text of canonical values: sorted keys, no spaces, UTF-8 kept."""
+    """The JSON text of canonical values: sorted keys, no spaces, UTF-8 kept."""
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
@@ -66,7 +66,7 @@ def utc_datetime(micros: int) -> datetime:
 
 
 def instant_text(moment: datetime) -> str:
-    """The contract's text of an instant (an aware datetime): UTC, microseconds, 'Z'."""
+    """The canonical text of an instant (an aware datetime): UTC, microseconds, 'Z'."""
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
