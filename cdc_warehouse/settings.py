@@ -124,7 +124,7 @@ class Settings:
 
     @property
     def internal_schema(self) -> str:
-        """The database of the intermediate models (macros/generate_schema_name.sql)."""
+        """The database of the intermediate models (macros/utils/generate_schema_name.sql)."""
         return f"{self.schema_prefix}cdc_internal"
 
     @property

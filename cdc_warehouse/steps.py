@@ -188,7 +188,7 @@ def with_dbt_vars(args: Sequence[str], extra: Mapping[str, object]) -> list[str]
 def test_scope_vars(
     built_through: int | None, dbt_build_args: Sequence[str], test_every_row: bool = False
 ) -> dict[str, int]:
-    """`cdcw run` tests only what its build rewrites (macros/test_scope.sql): rows of landing
+    """`cdcw run` tests only what its build rewrites (macros/marts/test_scope.sql): rows of landing
     runs after `built_through`, the newest run cdc_history reflected before the build. A full
     refresh rewrites everything, so it tests everything; so does CDC_TEST_SCOPE=all
     (`test_every_row`)."""

@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 # The columns a typed model takes from cdc_current or cdc_history, in the order
-# macros/typed_models.sql (`typed_system_columns`) gives them; tests/unit/test_typed_models.py
+# macros/marts/typed_models.sql (`typed_system_columns`) gives them; tests/unit/test_typed_models.py
 # ties the two.
 SYSTEM_COLUMNS = {
     "current": (

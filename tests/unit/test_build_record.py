@@ -41,7 +41,7 @@ def test_the_fingerprint_is_stable(project):
     "relative",
     [
         "models/marts/cdc_history.sql",
-        "macros/same_key.sql",
+        "macros/change_log/same_key.sql",
         "tests/dbt/spanner_children_after_their_parents.sql",
         "python_udfs/debezium.py",
         "dbt_project.yml",

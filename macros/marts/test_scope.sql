@@ -5,7 +5,7 @@
     docs/decisions/006), the Spanner tests read only the changes it applied, and the
     uniqueness tests of the append-only key registry and Spanner transactions only the values
     it appended. Without the var (any `cdcw dbt test`, a full refresh) they read everything.
-    Typed column discovery (macros/typed_models.sql) reads the same rows. -#}
+    Typed column discovery (macros/marts/typed_models.sql) reads the same rows. -#}
 
 {#- Whether a relation's rows carry last_landing_run from cdc_history: the two marts and every
     typed model (one with meta.cdc_source). `graph` is empty while dbt parses. -#}

@@ -5,7 +5,7 @@
     generate-typed-models` writes such models with those types spelled out). Columns the source
     adds later appear at the next run, without a full refresh: under `cdcw run`
     the view keeps the columns it has and looks for new ones only in the rows the build wrote
-    (macros/test_scope.sql); elsewhere, or when the view is new, in every row. A value that does
+    (macros/marts/test_scope.sql); elsewhere, or when the view is new, in every row. A value that does
     not fit its declared type reads as NULL here (row_json keeps it) and fails the
     typed_values_fit test. -#}
 
