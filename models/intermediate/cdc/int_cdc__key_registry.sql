@@ -1,10 +1,3 @@
-{{
-    config(
-        materialized='incremental',
-        incremental_strategy='append',
-    )
-}}
-
 {#- Each key gets a partition (key_cohort) for life, grouping keys by when they were first seen:
     recent activity stays in recent partitions, so a run reads few of them
     (docs/decisions/002-key-cohort-partitions.md, 006-delta-lake.md). -#}

@@ -1,10 +1,3 @@
-{{
-    config(
-        materialized='incremental',
-        incremental_strategy='append',
-    )
-}}
-
 {#- Truncates delete every key of their table at their position; they are kept apart from the
     keyed change log because they name no key. -#}
 {%- set processed_through = max_processed(this, 'landing_run') if is_incremental() else -1 %}

@@ -1,7 +1,5 @@
 {{
     config(
-        materialized='incremental',
-        incremental_strategy='append',
         partition_by=['landing_run'],
         on_schema_change='append_new_columns',
         pre_hook="{{ finer_scan_splits() }}",

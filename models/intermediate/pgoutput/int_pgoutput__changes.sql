@@ -1,7 +1,5 @@
 {{
     config(
-        materialized='incremental',
-        incremental_strategy='append',
         partition_by=['landing_run'],
     )
 }}

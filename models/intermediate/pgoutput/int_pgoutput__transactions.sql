@@ -1,10 +1,3 @@
-{{
-    config(
-        materialized='incremental',
-        incremental_strategy='append',
-    )
-}}
-
 {#- Transactions committed in the slot's log (Commit, Stream Commit, Commit Prepared), each once,
     with the log position of its last (re)start: Begin, Begin Prepare or Stream Start with
     first_segment. Its content is what the log holds between the two (README, "PostgreSQL

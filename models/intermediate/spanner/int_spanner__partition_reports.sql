@@ -1,10 +1,3 @@
-{{
-    config(
-        materialized='incremental',
-        incremental_strategy='append',
-    )
-}}
-
 {#- Per landing run, what each partition reported (the latest timestamp it reached, whether it
     finished by announcing its children) and which partitions were announced: a few rows per
     partition, so the watermark never rescans the records. -#}

@@ -1,10 +1,3 @@
-{{
-    config(
-        materialized='incremental',
-        incremental_strategy='append',
-    )
-}}
-
 {#- The tracked columns of each table, as named by the column_types of its landed records: a
     partial image (NEW_VALUES, OLD_AND_NEW_VALUES updates) lists only the columns it changed,
     so the others are learnt from the table's other records. -#}

@@ -1,8 +1,6 @@
 -- depends_on: {{ ref('int_spanner__records') }}
 {{
     config(
-        materialized='incremental',
-        incremental_strategy='append',
         post_hook="{{ uncache_view('int_spanner__transactions__candidates') }}",
     )
 }}
