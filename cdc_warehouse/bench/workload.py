@@ -9,7 +9,10 @@
     <out>/topup-small/               one small file: the first 1,000 events of the realistic
                                      top-up's first Datastream (else Debezium) file
     <out>/manifest.json              what was generated: files and lines per wave, events,
-                                     duplicates, late files, placeholders, live keys per family
+                                     duplicates, late files, placeholders, Avro files, splits,
+                                     merges, truncates, live keys per family
+    <out>/expected-sample.json       per family, the rows cdc_current holds after the base
+                                     waves for a sample of live keys (`expected_sample`)
 
 Each directory is shaped like a landing root (README, `CDC_LANDING_ROOT`:
 `<family>/<stream, server or slot>/**/*.jsonl`, Datastream's `*.avro` too): `stage()` hard-links
@@ -25,15 +28,18 @@ changes, a few of them large (streamed by pgoutput). Family formats follow the s
 generators in tests/e2e and tests/pg:
 
 - datastream: MySQL (binlog positions) and PostgreSQL (lsn, tx_id) JSON events, backfill reads,
-  redelivered events (same uuid) and a small file landed twice under another name;
+  redelivered events (same uuid) and a small file landed twice under another name; about half
+  of the MySQL files are Avro object container files (the same events);
 - debezium: `kcat -J` records of two servers (with and without the schema envelope), snapshot
   reads, TOAST placeholders (text, bytes as base64, arrays), primary key changes, tombstones,
-  records delivered twice at the same offset and changes re-sent at a new offset;
+  records delivered twice at the same offset and changes re-sent at a new offset, and a side
+  table that truncates (op "t") empty every other wave;
 - pgoutput: protocol 2 slot lines, TOAST 'u' columns, primary key changes, large transactions
-  streamed in blocks interleaved with others, an aborted subtransaction in each, and at each
-  wave boundary a streamed transaction left open and re-sent by the next slot read;
+  streamed in blocks interleaved with others, an aborted subtransaction in each, at each
+  wave boundary a streamed transaction left open and re-sent by the next slot read, and a side
+  table that Truncate messages empty every other wave;
 - spanner: change stream rows in both dialects, all four value capture types, partitions with
-  heartbeats, the same record read twice.
+  heartbeats that split and merge at each wave boundary, the same record read twice.
 
 Late files (datastream, debezium) are files whose events belong to one wave but that land one or
 two waves later; their path sorts where their events' time is.
@@ -43,6 +49,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import io
 import json
 import os
 import shutil
@@ -51,13 +58,16 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
+from decimal import Decimal
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
+import fastavro
 import numpy as np
 
 from cdc_warehouse.bench import pgoutput_encoder as pg
+from python_udfs.json_values import normalize
 
 FAMILIES: tuple[str, ...] = ("datastream", "debezium", "pgoutput", "spanner")
 FAMILY_SHARE = {"datastream": 0.35, "debezium": 0.25, "pgoutput": 0.25, "spanner": 0.15}
@@ -83,6 +93,25 @@ RESEND_SHARE = 0.005  # of debezium changes: re-sent at a new offset
 LATE_FILE_SHARE = 0.05  # of datastream / debezium files: land 1-2 waves late
 LARGE_TXN_EVERY = 20_000  # base changes per large transaction
 STREAM_BLOCK = 32  # changes per Stream Start .. Stream Stop block
+
+# Datastream Avro: MySQL files with an odd (wave + file number), except the small file landed
+# twice, are Avro object container files (about half of the MySQL source's events).
+AVRO_SOURCE = 0
+# Spanner: at each wave boundary a stream's partitions end with child partitions records. A
+# key's partition is chosen by key % SP_RESIDUES; the generations alternate between the two
+# layouts below, so that every boundary has a split (a parent, two children) and a merge (a
+# child of two parents).
+SP_RESIDUES = 4
+SP_GENERATIONS = (((0,), (1,), (2, 3)), ((0, 1), (2,), (3,)))
+# Truncates: a small side table per family that can express one (Debezium op "t", pgoutput
+# Truncate 'T'); every wave inserts SIDE_ROWS new rows and every TRUNCATE_EVERY-th wave
+# (from wave 1) truncates the table first, so only the rows inserted since the last truncate
+# are live.
+SIDE_ROWS = 8  # (at most 8: pgoutput's side transactions fit below a wave's first lsn)
+TRUNCATE_EVERY = 2
+# The expected rows (values) of a sample of live keys per family, checked by the benchmark.
+SAMPLE_KEYS = 200
+SAMPLE_FILE = "expected-sample.json"
 
 TOPUP_NEW = 0.30  # realistic top-up: new keys
 TOPUP_LATE = 0.05  # ... late changes of old keys, placed back in source order
@@ -356,6 +385,12 @@ class FileStats:
     aborted_subtxns: int = 0
     resent_open_txns: int = 0
     late_events: int = 0
+    avro_files: int = 0
+    avro_events: int = 0
+    truncates: int = 0
+    splits: int = 0
+    merges: int = 0
+    partition_ends: int = 0
 
     def add(self, other: FileStats) -> None:
         for name, value in asdict(other).items():
@@ -378,6 +413,23 @@ DS_SOURCES = (
 _DS_PREFIX = "projects/bench/locations/us-central1/streams/"
 
 
+def _ds_uuid(seed: int, source: int, variant: int, p: float) -> str:
+    """Unique per change: its position (late changes sit at half positions)."""
+    serial = int(p * 2)
+    return (
+        f"{seed & 0xFFFFFFFF:08x}-{source:04x}-4{variant:03x}-8{serial >> 48 & 0xFFF:03x}-"
+        f"{serial:012x}"
+    )
+
+
+def _ds_mysql_position(p: float, backfill: bool) -> tuple[str, int, str]:
+    """(log_file, log_position, read_method) of a MySQL change."""
+    ip = int(p * 2)
+    log_file = "" if backfill else f"mysql-bin.{100 + ip // 200_000:06d}"
+    log_pos = 0 if backfill else 4 + (ip % 200_000) * 256
+    return log_file, log_pos, "mysql-backfill-fulldump" if backfill else "mysql-cdc-binlog"
+
+
 def _datastream_line(plan: Plan, i: int, seed: int, source: int) -> str:
     k = int(plan.key[i])
     p = float(plan.pos[i])
@@ -386,12 +438,7 @@ def _datastream_line(plan: Plan, i: int, seed: int, source: int) -> str:
     ts = _iso(us)
     read_ts = _iso(us + 2_250_000)
     stream, schema, table, key_col = DS_SOURCES[source]
-    # Unique per change: its position (late changes sit at half positions).
-    serial = int(p * 2)
-    uid = (
-        f"{seed & 0xFFFFFFFF:08x}-{source:04x}-4{plan.variant:03x}-8{serial >> 48 & 0xFFF:03x}-"
-        f"{serial:012x}"
-    )
+    uid = _ds_uuid(seed, source, plan.variant, p)
     backfill = op == OP_SNAPSHOT
     deleted = op == OP_DELETE
     change = "INSERT" if op in (OP_INSERT, OP_SNAPSHOT) else "DELETE" if deleted else "UPDATE"
@@ -401,10 +448,7 @@ def _datastream_line(plan: Plan, i: int, seed: int, source: int) -> str:
             f'{{"order_id":{k},"customer_id":{k % 7919},"status":"{STATUSES[(k + int(p)) % 6]}",'
             f'"amount":{_amount(k, p)},"note":{note},"updated_at":"{ts}"}}'
         )
-        ip = int(p * 2)
-        log_file = "" if backfill else f"mysql-bin.{100 + ip // 200_000:06d}"
-        log_pos = 0 if backfill else 4 + (ip % 200_000) * 256
-        method = "mysql-backfill-fulldump" if backfill else "mysql-cdc-binlog"
+        log_file, log_pos, method = _ds_mysql_position(p, backfill)
         meta = (
             f'{{"table":"{table}","database":"{schema}","primary_keys":["{key_col}"],'
             f'"log_file":"{log_file}","log_position":{log_pos},"change_type":"{change}",'
@@ -453,6 +497,131 @@ def _datastream_file(chunk: Chunk, plan: Plan, seed: int) -> tuple[list[str], Fi
             stats.duplicates += 1
     stats.lines = len(lines)
     return lines, stats
+
+
+def _nullable(kind: Any) -> list[Any]:
+    return ["null", kind]
+
+
+# The envelope Datastream writes to Avro (CONTRACT.md §1), with the MySQL orders payload record:
+# NUMERIC as a decimal, DATETIME-like columns as timestamp-micros, metadata instants as millis.
+DS_AVRO_SCHEMA: dict[str, Any] = {
+    "type": "record",
+    "name": "shop_orders",
+    "namespace": "datastream",
+    "fields": [
+        {"name": "stream_name", "type": "string"},
+        {"name": "read_method", "type": "string"},
+        {"name": "object", "type": "string"},
+        {"name": "schema_key", "type": "string"},
+        {"name": "uuid", "type": "string"},
+        {"name": "read_timestamp", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+        {"name": "source_timestamp", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+        {"name": "sort_keys", "type": {"type": "array", "items": ["string", "long"]}},
+        {
+            "name": "source_metadata",
+            "type": {
+                "type": "record",
+                "name": "source_metadata",
+                "fields": [
+                    {"name": "table", "type": "string"},
+                    {"name": "database", "type": "string"},
+                    {"name": "primary_keys", "type": {"type": "array", "items": "string"}},
+                    {"name": "log_file", "type": "string"},
+                    {"name": "log_position", "type": "long"},
+                    {"name": "change_type", "type": "string"},
+                    {"name": "is_deleted", "type": "boolean"},
+                ],
+            },
+        },
+        {
+            "name": "payload",
+            "type": {
+                "type": "record",
+                "name": "payload",
+                "fields": [
+                    {"name": "order_id", "type": _nullable("long")},
+                    {"name": "customer_id", "type": _nullable("long")},
+                    {"name": "status", "type": _nullable("string")},
+                    {
+                        "name": "amount",
+                        "type": _nullable(
+                            {"type": "bytes", "logicalType": "decimal", "precision": 10, "scale": 2}
+                        ),
+                    },
+                    {"name": "note", "type": _nullable("string")},
+                    {
+                        "name": "updated_at",
+                        "type": _nullable({"type": "long", "logicalType": "timestamp-micros"}),
+                    },
+                ],
+            },
+        },
+    ],
+}
+_DS_AVRO_PARSED = fastavro.parse_schema(DS_AVRO_SCHEMA)
+
+
+def _datastream_avro_record(plan: Plan, i: int, seed: int) -> dict[str, Any]:
+    """The MySQL change `_datastream_line` writes, as the Avro record of the same event."""
+    k, p, op = int(plan.key[i]), float(plan.pos[i]), int(plan.op[i])
+    us = _micros(plan.commit_pos[i])
+    stream, schema, table, key_col = DS_SOURCES[AVRO_SOURCE]
+    backfill = op == OP_SNAPSHOT
+    deleted = op == OP_DELETE
+    change = "INSERT" if op in (OP_INSERT, OP_SNAPSHOT) else "DELETE" if deleted else "UPDATE"
+    log_file, log_pos, method = _ds_mysql_position(p, backfill)
+    return {
+        "stream_name": f"{_DS_PREFIX}{stream.replace('_', '-')}",
+        "read_method": method,
+        "object": f"{schema}_{table}",
+        "schema_key": f"{seed & 0xFFFFFFFF:08x}{schema}{table}",
+        "uuid": _ds_uuid(seed, AVRO_SOURCE, plan.variant, p),
+        "read_timestamp": (us + 2_250_000) // 1000,
+        "source_timestamp": us // 1000,
+        "sort_keys": [us // 1000, log_file, log_pos],
+        "source_metadata": {
+            "table": table,
+            "database": schema,
+            "primary_keys": [key_col],
+            "log_file": log_file,
+            "log_position": log_pos,
+            "change_type": change,
+            "is_deleted": deleted,
+        },
+        "payload": {
+            "order_id": k,
+            "customer_id": k % 7919,
+            "status": STATUSES[(k + int(p)) % 6],
+            "amount": Decimal(_amount(k, p)),
+            "note": None if k % 3 else _text(k, p, 4),
+            "updated_at": us,
+        },
+    }
+
+
+def _datastream_avro_file(chunk: Chunk, plan: Plan, seed: int) -> tuple[bytes, FileStats]:
+    """An Avro object container file of the chunk's events (with the same redeliveries as a
+    JSON file would have), its sync marker a function of the seed and the chunk."""
+    stats = FileStats(avro_files=1)
+    first = int(chunk.index[0]) if len(chunk.index) else 0
+    rng = np.random.default_rng([seed, 11, chunk.wave, first])
+    dups = _dup_mask(len(chunk.index), rng)
+    records = []
+    for j, i in enumerate(chunk.index):
+        record = _datastream_avro_record(plan, int(i), seed)
+        records.append(record)
+        stats.events += 1
+        stats.avro_events += 1
+        stats.late_events += int(plan.pos[i] != int(plan.pos[i]))
+        if dups[j]:
+            records.append(record)
+            stats.duplicates += 1
+    stats.lines = len(records)
+    out = io.BytesIO()
+    marker = np.random.default_rng([seed, 29, chunk.wave, first]).bytes(16)
+    fastavro.writer(out, _DS_AVRO_PARSED, records, sync_marker=marker)
+    return out.getvalue(), stats
 
 
 # ---- debezium --------------------------------------------------------------------------------
@@ -628,7 +797,9 @@ def _dbz_record(
     )
 
 
-def _kcat(topic: str, partition: int, offset: int, ts_ms: int, key: str, value: str | None):
+def _kcat(
+    topic: str, partition: int, offset: int, ts_ms: int, key: str | None, value: str | None
+) -> str:
     return (
         f'{{"topic":"{topic}","partition":{partition},"offset":{offset},"tstype":"create",'
         f'"ts":{ts_ms},"broker":1,"key":{json.dumps(key, ensure_ascii=False)},'
@@ -636,11 +807,79 @@ def _kcat(topic: str, partition: int, offset: int, ts_ms: int, key: str, value: 
     )
 
 
+# The side table that truncates empty (Debezium): pg_lite's sales.promotions, one partition.
+DBZ_SIDE_SERVER = 1
+DBZ_SIDE_SCHEMA, DBZ_SIDE_TABLE = "sales", "promotions"
+
+
+def side_keys(wave: int) -> range:
+    """The side table's rows that a base wave inserts (ids, the same in both families)."""
+    return range(wave * SIDE_ROWS, (wave + 1) * SIDE_ROWS)
+
+
+def truncates_in(wave: int) -> bool:
+    """Whether a base wave truncates the side table before inserting its rows."""
+    return wave >= 1 and wave % TRUNCATE_EVERY == 1
+
+
+def side_live_keys(waves: int) -> list[int]:
+    """The side table's ids live after `waves` base waves: those inserted since the last
+    truncate."""
+    last = max((w for w in range(waves) if truncates_in(w)), default=0)
+    return [n for w in range(last, waves) for n in side_keys(w)]
+
+
+def side_row(n: int) -> dict[str, Any]:
+    """A side table row (both families), as the warehouse's row_json holds it."""
+    return {"id": n, "label": f"promotion {n}", "percent": n % 40 + 5}
+
+
+def _side_lsn(wave_start: float) -> int:
+    """The first lsn of a wave's side table changes: below its first change's (the previous
+    wave's last commit is at least LSN_STEP - 24 lower still)."""
+    return LSN0 + int(wave_start * LSN_STEP) - 200
+
+
+def _debezium_side_file(chunk: Chunk, plan: Plan, seed: int) -> tuple[list[str], FileStats]:
+    """A wave's side table records: a truncate (op t, no key, no images) where the wave has
+    one, then the wave's inserts."""
+    stats = FileStats()
+    name, _, version, db, _, _, _ = DBZ_SERVERS[DBZ_SIDE_SERVER]
+    topic = f"{name}.{DBZ_SIDE_SCHEMA}.{DBZ_SIDE_TABLE}"
+    wave = chunk.wave
+    lsn = _side_lsn(float(chunk.extra["wave_start"]))
+    us = _micros(float(chunk.extra["wave_start"])) - 2_000
+    offset = int(chunk.extra["offset"])
+    lines = []
+    changes: list[tuple[str, int | None]] = [("t", None)] if truncates_in(wave) else []
+    changes += [("c", n) for n in side_keys(wave)]
+    for step, (op, n) in enumerate(changes):
+        source = (
+            f'{{"version":"{version}","connector":"postgresql","name":"{name}",'
+            f'"ts_ms":{us // 1000},"snapshot":"false","db":"{db}","sequence":null,'
+            f'"schema":"{DBZ_SIDE_SCHEMA}","table":"{DBZ_SIDE_TABLE}","txId":{900_000 + wave},'
+            f'"lsn":{lsn + 8 * step},"xmin":null}}'
+        )
+        after = "null" if n is None else json.dumps(side_row(n), separators=(",", ":"))
+        value = (
+            f'{{"before":null,"after":{after},"source":{source},"op":"{op}",'
+            f'"ts_ms":{us // 1000 + 350},"transaction":null}}'
+        )
+        key = None if n is None else f'{{"id":{n}}}'
+        lines.append(_kcat(topic, 0, offset + step, us // 1000 + 350, key, value))
+        stats.events += 1
+        stats.truncates += int(op == "t")
+    stats.lines = len(lines)
+    return lines, stats
+
+
 # Records of a debezium change: what a change expands to in its topic partitions.
 REC_CHANGE, REC_TOMBSTONE, REC_PK_DELETE, REC_PK_CREATE, REC_RESEND = range(5)
 
 
 def _debezium_file(chunk: Chunk, plan: Plan, seed: int) -> tuple[list[str], FileStats]:
+    if chunk.extra.get("side"):
+        return _debezium_side_file(chunk, plan, seed)
     stats = FileStats()
     server = chunk.table
     name, _, _, _, schema, table, _ = DBZ_SERVERS[server]
@@ -736,6 +975,50 @@ def _pg_change(plan: Plan, i: int, xid: int | None, stats: FileStats) -> bytes:
     return pg.update(PG_OID, _pg_tuple(k, p, us, toast), None, "K", xid)
 
 
+PG_SIDE_OID = 16_501
+PG_SIDE_TABLE = "promotions"
+_PG_SIDE_COLUMNS = [(1, "id", 23, -1), (0, "label", 25, -1), (0, "percent", 23, -1)]
+PG_SIDE_RELATION = pg.relation(PG_SIDE_OID, "public", PG_SIDE_TABLE, _PG_SIDE_COLUMNS)
+PG_SIDE_XID = 400_000_000
+
+
+def _pg_side_transactions(wave: int, wave_start: float, stats: FileStats) -> list[str]:
+    """A wave's side table transactions, committed before the wave's first change: a Truncate
+    (where the wave has one), then the wave's inserts."""
+    base = _side_lsn(wave_start)
+    us = _micros(wave_start) - 2_000
+    lines = []
+    xid = PG_SIDE_XID + 2 * wave
+    if truncates_in(wave):
+        commit_lsn = base + 16
+        lines += [
+            pg.slot_line(base, xid, pg.begin(commit_lsn, us, xid)),
+            pg.slot_line(base, xid, PG_SIDE_RELATION),
+            pg.slot_line(base + 8, xid, pg.truncate([PG_SIDE_OID])),
+            pg.slot_line(commit_lsn, xid, pg.commit(commit_lsn, commit_lsn + 8, us)),
+        ]
+        stats.truncates += 1
+        stats.events += 1
+    xid += 1
+    first = base + 32
+    commit_lsn = first + 8 * (SIDE_ROWS + 1)
+    lines += [
+        pg.slot_line(first, xid, pg.begin(commit_lsn, us, xid)),
+        pg.slot_line(first, xid, PG_SIDE_RELATION),
+    ]
+    for step, n in enumerate(side_keys(wave)):
+        row = side_row(n)
+        new = pg.tuple_data(
+            ("t", str(n).encode()),
+            ("t", row["label"].encode()),
+            ("t", str(row["percent"]).encode()),
+        )
+        lines.append(pg.slot_line(first + 8 * (step + 1), xid, pg.insert(PG_SIDE_OID, new)))
+        stats.events += 1
+    lines.append(pg.slot_line(commit_lsn, xid, pg.commit(commit_lsn, commit_lsn + 8, us)))
+    return lines
+
+
 def _pg_xid(txn: int) -> int:
     return 1000 + 2 * txn
 
@@ -809,6 +1092,10 @@ def _pgoutput_file(chunk: Chunk, plan: Plan, seed: int) -> tuple[list[str], File
     committed before it, and its Stream Commit follows them."""
     stats = FileStats()
     lines: list[str] = []
+    if chunk.extra.get("side_wave") is not None:
+        lines += _pg_side_transactions(
+            int(chunk.extra["side_wave"]), float(chunk.extra["wave_start"]), stats
+        )
     pending: list[list[str]] = []
     relation = True
     for group in _txn_groups(plan, chunk.index):
@@ -914,10 +1201,60 @@ def _sp_wrap(token: str | None, kind: str, record: str, dialect: str) -> str:
     return f'{{"partition_token":{tok},"ChangeRecord":[{{{inner}}}]}}'
 
 
+def _sp_groups(gen: int) -> tuple[tuple[int, ...], ...]:
+    """A generation's partitions, as the key residues (key % 4) each holds."""
+    return SP_GENERATIONS[gen % len(SP_GENERATIONS)]
+
+
+def _sp_token(stream: str, gen: int, group: tuple[int, ...]) -> str:
+    return f"{stream}-g{gen}-r{''.join(map(str, group))}"
+
+
+def _sp_partition_of(gen: int) -> list[int]:
+    """Partition number (index into `_sp_groups(gen)`) of each key residue."""
+    return [next(n for n, g in enumerate(_sp_groups(gen)) if r in g) for r in range(SP_RESIDUES)]
+
+
+def _sp_child_records(stream: str, gen: int, start_us: int) -> list[tuple[str, str]]:
+    """(parent token, its child partitions record) that end generation gen - 1 at start_us: a
+    parent whose residues two children share splits, a child whose residues two parents held
+    merges them (both parents announce it)."""
+    old, new = _sp_groups(gen - 1), _sp_groups(gen)
+    records = []
+    for parent in old:
+        listed = []
+        for child in new:
+            if set(child) & set(parent):
+                parents = [_sp_token(stream, gen - 1, g) for g in old if set(g) & set(child)]
+                listed.append(
+                    f'{{"token":"{_sp_token(stream, gen, child)}",'
+                    f'"parent_partition_tokens":{json.dumps(parents)}}}'
+                )
+        records.append(
+            (
+                _sp_token(stream, gen - 1, parent),
+                f'{{"start_timestamp":"{_iso(start_us)}","record_sequence":"00000000",'
+                f'"child_partitions":[{",".join(listed)}]}}',
+            )
+        )
+    return records
+
+
+def _sp_splits_merges(gen: int) -> tuple[int, int]:
+    """(parents split into several children, children merged from several parents) at the
+    start of generation gen."""
+    old, new = _sp_groups(gen - 1), _sp_groups(gen)
+    splits = sum(sum(bool(set(c) & set(p)) for c in new) > 1 for p in old)
+    merges = sum(sum(bool(set(c) & set(p)) for p in old) > 1 for c in new)
+    return splits, merges
+
+
 def _spanner_file(chunk: Chunk, plan: Plan, seed: int) -> tuple[list[str], FileStats]:
     stats = FileStats()
     stream, capture, dialect = SP_STREAMS[chunk.table]
-    tokens = [f"{stream}-p{n}" for n in range(2)]
+    gen = int(chunk.extra.get("gen", 0))
+    tokens = [_sp_token(stream, gen, group) for group in _sp_groups(gen)]
+    partition_of = _sp_partition_of(gen)
     lines = []
     if chunk.extra.get("initial"):
         children = ",".join(f'{{"token":"{t}","parent_partition_tokens":[]}}' for t in tokens)
@@ -932,6 +1269,15 @@ def _spanner_file(chunk: Chunk, plan: Plan, seed: int) -> tuple[list[str], FileS
                 dialect,
             )
         )
+    if chunk.extra.get("split_at") is not None:
+        # The previous generation's partitions end where this wave starts: every record of
+        # theirs landed before, every record of the children (this file on) comes after.
+        for parent, record in _sp_child_records(stream, gen, int(chunk.extra["split_at"])):
+            lines.append(_sp_wrap(parent, "child_partitions_record", record, dialect))
+            stats.partition_ends += 1
+        splits, merges = _sp_splits_merges(gen)
+        stats.splits += splits
+        stats.merges += merges
     rng = np.random.default_rng(
         [seed, 17, chunk.wave, int(chunk.index[0]) if len(chunk.index) else 0]
     )
@@ -940,7 +1286,7 @@ def _spanner_file(chunk: Chunk, plan: Plan, seed: int) -> tuple[list[str], FileS
     j = 0
     last_us = T0_US
     for group in groups:
-        parts = [int(plan.key[i]) % 2 for i in group]
+        parts = [partition_of[int(plan.key[i]) % SP_RESIDUES] for i in group]
         n_parts = len(set(parts))
         us = _micros(plan.commit_pos[int(group[-1])])
         last_us = max(last_us, us)
@@ -1065,6 +1411,7 @@ def _ds_chunks(spec: Spec, plan: Plan, mode: str | None) -> list[Chunk]:
                 )
                 twice = number == twice_number
                 delay = _late_delay(rng, int(wave), spec.waves, mode, source + number == 0)
+                avro = source == AVRO_SOURCE and not twice and (int(wave) + number) % 2 == 1
                 chunk = Chunk(
                     "datastream",
                     stream,
@@ -1072,11 +1419,12 @@ def _ds_chunks(spec: Spec, plan: Plan, mode: str | None) -> list[Chunk]:
                     int(wave),
                     int(wave) + delay,
                     part,
-                    {"twice": twice, "late": delay > 0},
+                    {"twice": twice, "late": delay > 0, "avro": avro},
                 )
                 chunk.path = (
                     f"datastream/{stream}/{schema}_{table}/{stamp}/"
-                    f"{spec.seed:x}{wave:04d}{number:05d}_{method}_{wave}_{number}.jsonl"
+                    f"{spec.seed:x}{wave:04d}{number:05d}_{method}_{wave}_{number}"
+                    f"{'.avro' if avro else '.jsonl'}"
                 )
                 chunks.append(chunk)
     return chunks
@@ -1147,7 +1495,31 @@ def _dbz_chunks(
                         f"{topic}+{part_no}+{int(offsets[piece[0]]):010d}.jsonl"
                     )
                     chunks.append(chunk)
+        if mode is None:
+            chunks.append(_dbz_side_chunk(plan, int(wave), next_offset))
     return chunks
+
+
+def _dbz_side_chunk(plan: Plan, wave: int, next_offset: dict[tuple[int, int], int]) -> Chunk:
+    """The side table's file of a base wave, landed with its wave."""
+    name = DBZ_SERVERS[DBZ_SIDE_SERVER][0]
+    topic = f"{name}.{DBZ_SIDE_SCHEMA}.{DBZ_SIDE_TABLE}"
+    slot = (len(DBZ_SERVERS), 0)
+    offset = next_offset.get(slot, 0)
+    records = SIDE_ROWS + int(truncates_in(wave))
+    next_offset[slot] = offset + records
+    start = float(plan.pos[plan.wave == wave].min())
+    chunk = Chunk(
+        "debezium",
+        name,
+        DBZ_SIDE_SERVER,
+        wave,
+        wave,
+        np.zeros(0, np.int64),
+        {"side": True, "offset": offset, "wave_start": start},
+    )
+    chunk.path = f"debezium/{name}/{topic}/partition=0/{topic}+0+{offset:010d}.jsonl"
+    return chunk
 
 
 def _pg_chunks(spec: Spec, plan: Plan, mode: str | None) -> list[Chunk]:
@@ -1160,6 +1532,8 @@ def _pg_chunks(spec: Spec, plan: Plan, mode: str | None) -> list[Chunk]:
         for number, part in enumerate(parts):
             chunk = Chunk("pgoutput", PG_SLOT, 0, int(wave), int(wave), part)
             chunk.path = f"pgoutput/{PG_SLOT}/{deliver}/{number:05d}.jsonl"
+            if mode is None and number == 0:
+                chunk.extra.update(side_wave=int(wave), wave_start=float(plan.pos[index].min()))
             chunks.append(chunk)
         if mode is None and wave + 1 < spec.waves and parts:
             following = np.flatnonzero(plan.wave == wave + 1)
@@ -1169,14 +1543,26 @@ def _pg_chunks(spec: Spec, plan: Plan, mode: str | None) -> list[Chunk]:
     return chunks
 
 
-def _sp_chunks(spec: Spec, plan: Plan, mode: str | None) -> list[Chunk]:
+def _sp_chunks(spec: Spec, plan: Plan, mode: str | None, gens: dict[int, int]) -> list[Chunk]:
+    """Each stream's base waves with changes are its partition generations 0, 1, ...: a
+    wave's first file ends the previous generation (child partitions records); the top-ups
+    read the last generation (`gens`, filled by the base's call)."""
     sub = _sub_source("spanner", plan.key)
     chunks = []
     for wave in np.unique(plan.wave):
         deliver = _deliver_name(int(wave), spec.waves, mode)
+        in_wave = plan.wave == wave
+        start_us = _micros(float(plan.pos[in_wave].min())) - STEP_US // 2
         for stream_no, (stream, _, _) in enumerate(SP_STREAMS):
-            index = np.flatnonzero((plan.wave == wave) & (sub == stream_no))
-            for number, part in enumerate(_split(plan, index, spec.chunk_events, True)):
+            index = np.flatnonzero(in_wave & (sub == stream_no))
+            parts = _split(plan, index, spec.chunk_events, True)
+            if not parts:
+                continue
+            if mode is None:
+                gen = gens[stream_no] = gens.get(stream_no, -1) + 1
+            else:
+                gen = gens.get(stream_no, 0)
+            for number, part in enumerate(parts):
                 chunk = Chunk(
                     "spanner",
                     stream,
@@ -1184,11 +1570,193 @@ def _sp_chunks(spec: Spec, plan: Plan, mode: str | None) -> list[Chunk]:
                     int(wave),
                     int(wave),
                     part,
-                    {"initial": mode is None and wave == 0 and number == 0},
+                    {
+                        "initial": mode is None and gen == 0 and number == 0,
+                        "gen": gen,
+                        "split_at": start_us if mode is None and gen and number == 0 else None,
+                    },
                 )
                 chunk.path = f"spanner/{stream}/{deliver}/{number:05d}.jsonl"
                 chunks.append(chunk)
     return chunks
+
+
+# --------------------------------------------------------------------------------------------
+# Expected rows: what cdc_current holds for a sample of keys after the base waves
+# --------------------------------------------------------------------------------------------
+
+
+def _carries_all(family: str, plan: Plan, i: int) -> bool:
+    """Whether change i carries every column (else some take the key's earlier values:
+    TOAST placeholders / 'u', a primary key change's new key, Spanner's changed-only updates)."""
+    op = int(plan.op[i])
+    if family == "datastream" or op in (OP_INSERT, OP_SNAPSHOT):
+        return True
+    k = int(plan.key[i])
+    if family == "spanner":
+        return SP_STREAMS[k % len(SP_STREAMS)][1] not in ("OLD_AND_NEW_VALUES", "NEW_VALUES")
+    if family == "debezium" and int(_sub_source(family, plan.key[i : i + 1])[0]) != 0:
+        return True  # pg_lite: no TOAST columns
+    return op != OP_PK_CHANGE and not bool(plan.toast[i])
+
+
+def _dec(text: str) -> Any:
+    return normalize(Decimal(text))
+
+
+def _expected_row(family: str, plan: Plan, last: int, full: int) -> dict[str, Any]:
+    """(identity, key and row_json as JSON values) of a key whose last change is `last` and
+    whose latest change carrying every column is `full`, mirroring the writers above."""
+    k, p, op = int(plan.key[last]), float(plan.pos[last]), int(plan.op[last])
+    pf = float(plan.pos[full])
+    us = _micros(plan.commit_pos[last])
+    key_id = k + PK_KEY_OFFSET if op == OP_PK_CHANGE else k
+    sub = int(_sub_source(family, plan.key[last : last + 1])[0])
+    if family == "datastream":
+        stream, schema, table, key_col = DS_SOURCES[sub]
+        note = None if k % 3 else _text(k, p, 4)
+        if sub == 0:
+            row = {
+                "order_id": k,
+                "customer_id": k % 7919,
+                "status": STATUSES[(k + int(p)) % 6],
+                "amount": _dec(_amount(k, p)),
+                "note": note,
+                "updated_at": _iso(us),
+            }
+        else:
+            row = {
+                "id": k,
+                "email": f"user{k}@example.com",
+                "balance": _dec(_amount(k, p)),
+                "tier": STATUSES[(k + int(p)) % 6],
+                "active": True,
+                "note": note,
+            }
+        return {
+            "source_name": stream,
+            "source_table": f"{schema}.{table}",
+            "key": {key_col: k},
+            "row": row,
+        }
+    if family == "debezium":
+        name, _, _, _, schema, table, _ = DBZ_SERVERS[sub]
+        if sub == 0:
+            row = {
+                "id": key_id,
+                "title": f"Document {key_id} rev {int(p)}",
+                # The TOASTed columns: the old key's, for a primary key change.
+                "body": _text(k, pf, 40),
+                "attachment": _ATTACHMENTS[(k + int(pf)) % 8],
+                "tags": [_WORDS[k % 8], _WORDS[int(pf) % 8]],
+                "meta": {"rev": int(p), "lang": "en"},
+                "updated_at": _iso(us),
+            }
+            key = {"id": key_id}
+        else:
+            row = {
+                "order_id": key_id // 4 + 1,
+                "line_no": key_id % 4 + 1,
+                "sku": f"SKU-{(key_id * 31 + int(p)) % 5000}",
+                "qty": (key_id + int(p)) % 20 + 1,
+                "unit_price": _dec(_amount(key_id, p)),
+                "note": None if key_id % 5 else _text(key_id, p, 3),
+            }
+            key = {"order_id": key_id // 4 + 1, "line_no": key_id % 4 + 1}
+        return {"source_name": name, "source_table": f"{schema}.{table}", "key": key, "row": row}
+    if family == "pgoutput":
+        row = {
+            "id": key_id,
+            "sku": f"SKU-{(key_id * 31 + int(p)) % 5000}",
+            "qty": (key_id + int(p)) % 50,
+            "price": _dec(_amount(key_id, p)),
+            "note": _text(k, pf, 30),
+            "updated_at": _iso(us),
+        }
+        return {
+            "source_name": PG_SLOT,
+            "source_table": "public.items",
+            "key": {"id": key_id},
+            "row": row,
+        }
+    stream = SP_STREAMS[sub][0]
+    row = {
+        "OrderId": k,
+        "Status": STATUSES[(k + int(p)) % 6],
+        "Amount": _dec(_amount(k, p)),
+        "Qty": (k + int(pf)) % 50,
+        "UpdatedAt": _iso(us),
+    }
+    return {"source_name": stream, "source_table": "Orders", "key": {"OrderId": k}, "row": row}
+
+
+def _side_expected(family: str, waves: int) -> list[dict[str, Any]]:
+    if family == "debezium":
+        name, table = DBZ_SERVERS[DBZ_SIDE_SERVER][0], f"{DBZ_SIDE_SCHEMA}.{DBZ_SIDE_TABLE}"
+    else:
+        name, table = PG_SLOT, f"public.{PG_SIDE_TABLE}"
+    return [
+        {
+            "source_name": name,
+            "source_table": table,
+            "key": {"id": n},
+            "row": side_row(n),
+            "why": ["after_truncate"],
+        }
+        for n in side_live_keys(waves)
+    ]
+
+
+def expected_sample(
+    spec: Spec, plan: Plan, in_avro: np.ndarray | None = None, size: int = SAMPLE_KEYS
+) -> list[dict[str, Any]]:
+    """The rows cdc_current holds after the base waves for a deterministic sample of live keys:
+    up to `size` // 8 of each kind worth checking (last change an update with TOAST columns
+    unchanged, a primary key change's new key, a backfilled key, a Spanner changed-only update,
+    an event read from an Avro file), the rest uniform; plus every live row of the side table
+    that truncates empty. `in_avro`: per change, whether it landed in an Avro file."""
+    family = plan.family
+    rng = np.random.default_rng([spec.seed, 31, FAMILIES.index(family)])
+    order = np.argsort(plan.key, kind="stable")
+    sorted_key = plan.key[order]
+    live = plan.live
+    base_key = np.where(live >= PK_KEY_OFFSET, live - PK_KEY_OFFSET, live)
+    last = order[np.searchsorted(sorted_key, base_key, side="right") - 1]
+    op = plan.op[last]
+    kinds = {
+        "toast": (op == OP_UPDATE) & plan.toast[last],
+        "pk_successor": live >= PK_KEY_OFFSET,
+        "backfill": plan.first_pos[base_key] < BACKFILL_SHARE * len(plan.key),
+        "updated": op == OP_UPDATE,
+    }
+    if family == "debezium":
+        kinds["toast"] &= _sub_source(family, base_key) == 0
+    if family == "datastream":
+        del kinds["toast"], kinds["pk_successor"]
+        if in_avro is not None:
+            kinds["avro"] = in_avro[last]
+    if family == "spanner":
+        del kinds["toast"], kinds["pk_successor"]
+        kinds["changed_only"] = (op == OP_UPDATE) & (_sub_source(family, base_key) < 2)
+    share = max(1, size // 8)
+    chosen: dict[int, list[str]] = {}
+    for why, mask in kinds.items():
+        candidates = np.flatnonzero(mask)
+        for n in candidates[rng.permutation(len(candidates))[:share]]:
+            chosen.setdefault(int(n), []).append(why)
+    rest = np.setdiff1d(np.arange(len(live)), np.fromiter(chosen, np.int64, len(chosen)))
+    for n in rest[rng.permutation(len(rest))[: max(0, size - len(chosen))]]:
+        chosen.setdefault(int(n), []).append("uniform")
+    rows = []
+    for n in sorted(chosen):
+        i = int(last[n])
+        lo = np.searchsorted(sorted_key, plan.key[i])
+        changes = order[lo : np.searchsorted(sorted_key, plan.key[i], side="right")]
+        full = next(int(j) for j in changes[::-1] if _carries_all(family, plan, int(j)))
+        rows.append({**_expected_row(family, plan, i, full), "why": chosen[n]})
+    if family in ("debezium", "pgoutput"):
+        rows += _side_expected(family, spec.waves)
+    return rows
 
 
 # --------------------------------------------------------------------------------------------
@@ -1199,8 +1767,11 @@ def _sp_chunks(spec: Spec, plan: Plan, mode: str | None) -> list[Chunk]:
 def _write_chunk(task: tuple[str, Chunk, str, int]) -> tuple[str, str, int, int, dict]:
     plan_key, chunk, root, seed = task
     plan = _PLANS[(chunk.family, plan_key)]
-    lines, stats = _WRITERS[chunk.family](chunk, plan, seed)
-    data = ("\n".join(lines) + "\n").encode("utf-8")
+    if chunk.extra.get("avro"):
+        data, stats = _datastream_avro_file(chunk, plan, seed)
+    else:
+        lines, stats = _WRITERS[chunk.family](chunk, plan, seed)
+        data = ("\n".join(lines) + "\n").encode("utf-8")
     paths = [Path(root) / chunk.path]
     if chunk.extra.get("twice"):
         paths.append(Path(root) / chunk.path.replace(".jsonl", "-redelivered.jsonl"))
@@ -1212,14 +1783,18 @@ def _write_chunk(task: tuple[str, Chunk, str, int]) -> tuple[str, str, int, int,
     return chunk.family, root, len(paths), len(data) * len(paths), asdict(stats)
 
 
-def _tasks(spec: Spec, out: Path) -> tuple[list[tuple[str, Chunk, str, int]], dict[str, Any]]:
+def _tasks(
+    spec: Spec, out: Path
+) -> tuple[list[tuple[str, Chunk, str, int]], dict[str, Any], dict[str, list[dict[str, Any]]]]:
     counts = family_events(spec)
     tasks: list[tuple[str, Chunk, str, int]] = []
     facts: dict[str, Any] = {}
+    samples: dict[str, list[dict[str, Any]]] = {}
     for family in spec.families:
         base = plan_base(spec, family, counts[family])
         _PLANS[(family, "base")] = base
         offsets: dict[tuple[int, int], int] = {}
+        sp_gens: dict[int, int] = {}
         facts[family] = {
             "base_events": len(base.key),
             "keys": int(base.n_keys),
@@ -1234,6 +1809,17 @@ def _tasks(spec: Spec, out: Path) -> tuple[list[tuple[str, Chunk, str, int]], di
             plans.append((topup_mode, topup, topup_mode))
             facts[family]["live_keys"][topup_mode] = len(topup.live)
             facts[family]["topup_events"][topup_mode] = len(topup.key)
+        side = family in ("debezium", "pgoutput")
+        if side:
+            # The side table that truncates empty (the top-ups do not touch it).
+            side_live = len(side_live_keys(spec.waves))
+            facts[family]["side_table"] = {
+                "events": spec.waves * SIDE_ROWS + sum(map(truncates_in, range(spec.waves))),
+                "truncates": sum(map(truncates_in, range(spec.waves))),
+                "live_keys": side_live,
+            }
+            for name in facts[family]["live_keys"]:
+                facts[family]["live_keys"][name] += side_live
         for plan_key, plan, mode in plans:
             if family == "datastream":
                 chunks = _ds_chunks(spec, plan, mode)
@@ -1242,12 +1828,19 @@ def _tasks(spec: Spec, out: Path) -> tuple[list[tuple[str, Chunk, str, int]], di
             elif family == "pgoutput":
                 chunks = _pg_chunks(spec, plan, mode)
             else:
-                chunks = _sp_chunks(spec, plan, mode)
+                chunks = _sp_chunks(spec, plan, mode, sp_gens)
+            if mode is None:
+                in_avro = np.zeros(len(plan.key), bool)
+                for chunk in chunks:
+                    if chunk.extra.get("avro"):
+                        in_avro[chunk.index] = True
+                samples[family] = expected_sample(spec, plan, in_avro)
+                facts[family]["sample_keys"] = len(samples[family])
             for chunk in chunks:
                 target = out / _deliver_name(chunk.deliver, spec.waves, mode)
                 facts[family]["late_files"] += int(bool(chunk.extra.get("late")))
                 tasks.append((plan_key, chunk, str(target), spec.seed))
-    return tasks, facts
+    return tasks, facts, samples
 
 
 def write_small_file(out: Path) -> dict[str, Any] | None:
@@ -1278,7 +1871,7 @@ def generate(spec: Spec, out: Path | str) -> dict[str, Any]:
     out.mkdir(parents=True)
     started = time.perf_counter()
     _PLANS.clear()
-    tasks, facts = _tasks(spec, out)
+    tasks, facts, samples = _tasks(spec, out)
     jobs = spec.jobs or os.cpu_count() or 1
     # Big chunks first, so the pool's workers finish together.
     tasks.sort(key=lambda task: -len(task[1].index))
@@ -1313,8 +1906,15 @@ def generate(spec: Spec, out: Path | str) -> dict[str, Any]:
         "families": facts,
         "small_file": small_file,
     }
+    (out / SAMPLE_FILE).write_text(json.dumps(samples, indent=1) + "\n")
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest
+
+
+def load_expected_sample(out: Path | str) -> dict[str, list[dict[str, Any]]]:
+    """Per family, the expected cdc_current rows of the sampled keys after the base waves
+    (`expected_sample`): source_name, source_table, key, row (JSON values), why."""
+    return json.loads((Path(out) / SAMPLE_FILE).read_text())
 
 
 def load_manifest(out: Path | str) -> dict[str, Any]:
@@ -1366,7 +1966,7 @@ def is_complete(out: Path | str, manifest: dict[str, Any]) -> bool:
     """Every delivery is there, and the small file (a manifest written before it had none)."""
     if not all((Path(out) / name).is_dir() for name in manifest["deliveries"]):
         return False
-    if "small_file" not in manifest:
+    if "small_file" not in manifest or not (Path(out) / SAMPLE_FILE).is_file():
         return False
     small = manifest["small_file"]
     return small is None or (Path(out) / f"topup-{SMALL_FILE}" / small["path"]).is_file()

@@ -7,12 +7,15 @@ import base64
 import hashlib
 import json
 from collections import Counter
+from decimal import Decimal
 from pathlib import Path
 
+import fastavro
+import numpy as np
 import pytest
 
 from cdc_warehouse.bench import workload
-from python_udfs.datastream import flatten_event
+from python_udfs.datastream import avro_file_events, flatten_event
 from python_udfs.debezium import flatten_record
 from python_udfs.pgoutput import change_rows, decode_message, message_row
 
@@ -35,14 +38,17 @@ def generated(tmp_path_factory) -> tuple[Path, dict]:
 
 
 def lines_of(out: Path, family: str) -> list[tuple[str, str, str]]:
-    """(delivery, source name, line) of every landed line of a family, in landing order (the
-    small file repeats lines of a top-up: not one of them)."""
+    """(delivery, source name, line) of every landed line (Avro record) of a family, in landing
+    order (the small file repeats lines of a top-up: not one of them)."""
     small = f"topup-{workload.SMALL_FILE}"
     found = []
     for delivery in sorted(p.name for p in out.iterdir() if p.is_dir() and p.name != small):
-        for path in sorted((out / delivery / family).rglob("*.jsonl")):
+        for path in sorted(p for p in (out / delivery / family).rglob("*.*") if p.is_file()):
             source = path.relative_to(out / delivery / family).parts[0]
-            found.extend((delivery, source, line) for line in path.read_text().splitlines())
+            if path.suffix == ".avro":  # Datastream Avro: each record as the JSON line it reads as
+                found.extend((delivery, source, line) for _, line, _ in avro_file_events(str(path)))
+            else:
+                found.extend((delivery, source, line) for line in path.read_text().splitlines())
     return found
 
 
@@ -267,3 +273,220 @@ def test_stage_links_one_delivery_into_a_landing_root(generated, tmp_path):
     assert all(p.relative_to(tmp_path).parts[0] == "debezium" for p in staged)
     workload.unstage(out, "wave-0001", tmp_path)
     assert not [p for p in tmp_path.rglob("*") if p.is_file()]
+
+
+# ---- Datastream Avro, Spanner splits and merges, truncates, the expected rows ----------------
+
+
+def test_datastream_avro_files_have_the_envelope_and_decode(generated):
+    out, manifest = generated
+    files = sorted(p for d in manifest["deliveries"] for p in (out / d / "datastream").rglob("*"))
+    avro = [p for p in files if p.suffix == ".avro"]
+    assert avro and all(p.relative_to(out).parts[2] == "mysql_shop" for p in avro)
+    totals = Counter()
+    for delivery in manifest["deliveries"].values():
+        totals.update(delivery["families"]["datastream"])
+    assert totals["avro_files"] == len(avro)
+    uuids = set()
+    for path in avro:
+        with path.open("rb") as handle:
+            reader = fastavro.reader(handle)
+            schema = reader.writer_schema
+            rows = list(reader)
+        assert [f["name"] for f in schema["fields"]] == [
+            "stream_name",
+            "read_method",
+            "object",
+            "schema_key",
+            "uuid",
+            "read_timestamp",
+            "source_timestamp",
+            "sort_keys",
+            "source_metadata",
+            "payload",
+        ]
+        payload = {f["name"]: f["type"] for f in schema["fields"][-1]["type"]["fields"]}
+        assert payload["amount"][1]["logicalType"] == "decimal"
+        assert payload["updated_at"][1]["logicalType"] == "timestamp-micros"
+        assert all(isinstance(r["payload"]["amount"], Decimal) for r in rows)
+        assert all(r["source_metadata"]["database"] == "shop" for r in rows)
+        for number, line, error in avro_file_events(str(path)):
+            assert error is None and line is not None, (path, number, error)
+            row = flatten_event(line, "mysql_shop")
+            assert row["error"] is None, row
+            uuids.add(row["event_id"])
+    assert len(uuids) == totals["avro_events"] > 0
+    # Their events are counted with the JSON files' (test_datastream_lines_flatten_...).
+
+
+def _spanner_partition_rows(out: Path, deliveries: list[str]) -> dict[str, list[dict]]:
+    """Per stream, the decoded rows of every landed line, in landing order."""
+    from python_udfs.spanner import flatten_line
+
+    streams: dict[str, list[dict]] = {}
+    for delivery in deliveries:
+        for path in sorted((out / delivery / "spanner").rglob("*.jsonl")):
+            stream = path.relative_to(out / delivery / "spanner").parts[0]
+            for line in path.read_text().splitlines():
+                streams.setdefault(stream, []).extend(flatten_line(line, stream))
+    return streams
+
+
+def test_spanner_partitions_split_and_merge_children_after_parents(generated):
+    out, manifest = generated
+    totals = Counter()
+    for delivery in manifest["deliveries"].values():
+        totals.update(delivery["families"]["spanner"])
+    assert totals["splits"] >= 1 and totals["merges"] >= 1
+    for stream, rows in _spanner_partition_rows(out, manifest["waves"]).items():
+        parents_of: dict[str, set] = {}
+        ended: dict[str, int] = {}  # partition -> where its child partitions record ends it
+        first_record: dict[str, int] = {}
+        last_record: dict[str, int] = {}
+        for row in rows:
+            assert row["error"] is None, row
+            token = row["partition_token"]
+            if row["record_kind"] == "child_partitions":
+                parents_of.setdefault(row["child_token"], set()).update(row["parent_tokens"])
+                if token is not None:
+                    ended[token] = row["record_ts"]
+            elif row["record_kind"] != "heartbeat":
+                first_record.setdefault(token, row["record_ts"])
+                last_record[token] = row["record_ts"]
+        assert any(len(parents) == 2 for parents in parents_of.values()), stream  # a merge
+        children_of = Counter(p for parents in parents_of.values() for p in parents)
+        assert any(count == 2 for count in children_of.values()), stream  # a split
+        for child, parents in parents_of.items():
+            for parent in parents:
+                # Every parent ends; its records come before, its children's after.
+                assert parent in ended, (stream, parent)
+                assert last_record.get(parent, 0) <= ended[parent], (stream, parent)
+                if child in first_record:
+                    assert first_record[child] >= ended[parent], (stream, child, parent)
+
+
+def test_truncates_empty_the_side_tables_and_live_keys_account_for_them(generated):
+    out, manifest = generated
+    waves = manifest["spec"]["waves"]
+    live_side = workload.side_live_keys(waves)
+    truncates = sum(map(workload.truncates_in, range(waves)))
+    assert truncates >= 1 and 0 < len(live_side) < waves * workload.SIDE_ROWS
+    # Debezium: op t records (no key) in the side topic, then the wave's inserts.
+    seen = []
+    for _, _, line in lines_of(out, "debezium"):
+        record = json.loads(line)
+        if record["topic"].endswith(".sales.promotions"):
+            row = flatten_record(line, "pg_lite", PLACEHOLDERS)
+            assert row["error"] is None, row
+            seen.append(row["op"] if row["op"] == "truncate" else json.loads(row["key_json"])["id"])
+    assert seen.count("truncate") == truncates
+    after_last = seen[len(seen) - 1 - seen[::-1].index("truncate") + 1 :]
+    assert after_last == live_side
+    # pgoutput: Truncate messages of the side relation, then its inserts.
+    oids = []
+    for delivery in manifest["waves"]:
+        for path in sorted((out / delivery / "pgoutput").rglob("*.jsonl")):
+            for line in path.read_text().splitlines():
+                data = base64.b64decode(json.loads(line)["data"])
+                if data[:1] == b"T":
+                    oids.append(decode_message(data, False)["relation_oids"])
+    assert oids == [[workload.PG_SIDE_OID]] * truncates
+    for family in ("debezium", "pgoutput"):
+        facts = manifest["families"][family]
+        assert facts["side_table"] == {
+            "events": waves * workload.SIDE_ROWS + truncates,
+            "truncates": truncates,
+            "live_keys": len(live_side),
+        }
+        plan = workload.plan_base(
+            workload.Spec(scale=20_000, seed=7, waves=4, jobs=1),
+            family,
+            facts["base_events"],
+        )
+        assert facts["live_keys"]["base"] == len(plan.live) + len(live_side)
+
+
+UNKNOWN = object()
+
+
+def _decoded_change(family: str, plan, i: int, kind: int = 0) -> dict:
+    """The row image (column -> JSON value, UNKNOWN where the change does not carry it) the
+    project's decoder makes of change i, written as the workload writes it (kind: a Debezium
+    record kind)."""
+    sub = int(workload._sub_source(family, plan.key[i : i + 1])[0])
+    chunk = workload.Chunk(family, "", sub, 0, 0, np.array([i]))
+    if family == "datastream":
+        line = workload._datastream_line(plan, i, 7, sub)
+        image = flatten_event(line, workload.DS_SOURCES[sub][0])["row_image"]
+    elif family == "debezium":
+        chunk.extra = {"partition": 0, "kinds": np.array([kind]), "offsets": np.array([0])}
+        line = workload._debezium_file(chunk, plan, 7)[0][0]
+        image = flatten_record(line, workload.DBZ_SERVERS[sub][0], PLACEHOLDERS)["row_image"]
+    elif family == "pgoutput":
+        data = workload._pg_change(plan, i, None, workload.FileStats())
+        row = message_row(workload.pg.slot_line(1, 1, data), False)
+        relation = message_row(workload.pg.slot_line(1, 1, workload.PG_RELATION), False)
+        changes = change_rows(
+            relation["relation_json"],
+            row["kind"],
+            row["old_kind"],
+            row["old_tuple_json"],
+            row["new_tuple_json"],
+            workload.PG_SLOT,
+        )
+        image = changes[-1]["row_image"]
+    else:
+        from python_udfs.spanner import flatten_line
+
+        line = workload._spanner_file(chunk, plan, 7)[0][0]
+        image = flatten_line(line, workload.SP_STREAMS[sub][0])[0]["row_image"]
+    return {c: UNKNOWN if v is None else json.loads(v) for c, v in image.items()}
+
+
+def _plan_key(family: str, row: dict) -> int:
+    """The plan's key id of a sampled row (a primary key change's new key: its new id)."""
+    key = row["key"]
+    if family == "debezium" and row["source_name"] == "pg_lite":
+        return (int(key["order_id"]) - 1) * 4 + int(key["line_no"]) - 1
+    return int(next(iter(key.values())))
+
+
+@pytest.mark.parametrize("family", workload.FAMILIES)
+def test_expected_rows_are_what_the_decoders_make_of_each_keys_changes(family):
+    """A sampled key's expected row is its last change as decoded, its columns the last change
+    does not carry (TOAST, a primary key change's new key, Spanner's changed-only updates)
+    those of the key's latest change that carries them; the side table's rows are those
+    inserted since its last truncate."""
+    spec = workload.Spec(scale=20_000, seed=7, waves=4, jobs=1)
+    plan = workload.plan_base(spec, family, workload.family_events(spec)[family])
+    rows = workload.expected_sample(spec, plan, np.zeros(len(plan.key), bool))
+    kinds = Counter(why for row in rows for why in row["why"])
+    assert kinds["uniform"] >= 1 and kinds["backfill"] >= 1 and kinds["updated"] >= 1
+    if family in ("debezium", "pgoutput"):
+        assert kinds["toast"] >= 1 and kinds["pk_successor"] >= 1
+        side = [row for row in rows if "after_truncate" in row["why"]]
+        assert [row["key"]["id"] for row in side] == workload.side_live_keys(spec.waves)
+    if family == "spanner":
+        assert kinds["changed_only"] >= 1
+    main = [row for row in rows if "after_truncate" not in row["why"]]
+    assert len(main) == workload.SAMPLE_KEYS
+    live = set(plan.live.tolist())
+    unknown_seen = 0
+    for row in main:
+        new_id = _plan_key(family, row)
+        assert new_id in live
+        old = new_id - workload.PK_KEY_OFFSET if new_id >= workload.PK_KEY_OFFSET else new_id
+        changes = np.flatnonzero(plan.key == old).tolist()
+        kind = workload.REC_PK_CREATE if new_id != old else workload.REC_CHANGE
+        decoded = _decoded_change(family, plan, changes[-1], kind)
+        assert set(decoded) <= set(row["row"]), (family, row)
+        for column in row["row"]:
+            value = decoded.get(column, UNKNOWN)  # Spanner's changed-only updates leave it out
+            if value is UNKNOWN:
+                unknown_seen += 1
+                carrier = next(
+                    i for i in reversed(changes) if workload._carries_all(family, plan, i)
+                )
+                value = _decoded_change(family, plan, carrier)[column]
+            assert row["row"][column] == value, (family, row, column, value)
+    assert unknown_seen >= 1 or family == "datastream"
