@@ -230,7 +230,79 @@ def _self_peaks() -> dict[str, int]:
     }
 
 
-def _sanity(spark) -> dict[str, Any]:
+def _sample_identity(family: str, row: dict[str, Any]) -> tuple[str, str, str, str]:
+    """(source_system, source_name, source_table, key_json) of an expected row: cdc_current's
+    unique key, key_json in the contract's canonical text."""
+    from python_udfs.json_values import canonical_json
+
+    return family, row["source_name"], row["source_table"], canonical_json(row["key"])
+
+
+def compare_content(
+    sample: dict[str, list[dict[str, Any]]],
+    found: dict[tuple[str, str, str, str], tuple[str | None, Any]],
+) -> dict[str, Any]:
+    """Per family: the sample's size, its mismatches (a key absent, a column's value other
+    than expected, an unavailable column) with a few examples, and whether all matched.
+    `found`: identity -> (row_json, unavailable_columns) of cdc_current's rows. Values are
+    compared as JSON values: both sides are in the contract's encoding (the expected rows
+    were written through `json_values.normalize`)."""
+    report: dict[str, Any] = {}
+    for family, rows in sample.items():
+        mismatches = []
+        for row in rows:
+            identity = _sample_identity(family, row)
+            want = json.loads(json.dumps(row["row"]))
+            if identity not in found:
+                mismatches.append({"key": identity[1:], "expected": want, "found": None})
+                continue
+            row_json, unavailable = found[identity]
+            got = json.loads(row_json) if row_json is not None else {}
+            if got != want or unavailable:
+                columns = sorted(
+                    c for c in set(want) | set(got) if got.get(c, ...) != want.get(c, ...)
+                )
+                mismatches.append(
+                    {
+                        "key": identity[1:],
+                        "columns": columns,
+                        "expected": {c: want.get(c) for c in columns},
+                        "found": {c: got.get(c) for c in columns},
+                        "unavailable_columns": list(unavailable or []),
+                        "why": row.get("why"),
+                    }
+                )
+        report[family] = {
+            "sample_size": len(rows),
+            "mismatches": len(mismatches),
+            "examples": mismatches[:3],
+            "matches": not mismatches and bool(rows),
+        }
+    return report
+
+
+def _content_check(spark, sample: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """`compare_content` of cdc_current's rows of the generator's sampled keys."""
+    identities = [_sample_identity(family, row) for family, rows in sample.items() for row in rows]
+    spark.createDataFrame(
+        identities or [("", "", "", "")],
+        "source_system string, source_name string, source_table string, key_json string",
+    ).createOrReplaceTempView("bench_expected_keys")
+    found = {
+        (r[0], r[1], r[2], r[3]): (r[4], r[5])
+        for r in spark.sql(
+            "select c.source_system, c.source_name, c.source_table, c.key_json, c.row_json, "
+            "c.unavailable_columns from cdc_current as c inner join bench_expected_keys as e "
+            "on c.source_system = e.source_system and c.source_name = e.source_name "
+            "and c.source_table = e.source_table and c.key_json = e.key_json"
+        ).collect()
+    }
+    return compare_content(sample, found)
+
+
+def _sanity(spark, sample: dict[str, list[dict[str, Any]]] | None = None) -> dict[str, Any]:
+    """Counts of cdc_current, cdc_history and the quarantine; with the generator's `sample`
+    (the full build), cdc_current's values of the sampled keys too."""
     current = {
         row[0]: row[1]
         for row in spark.sql(
@@ -249,6 +321,14 @@ def _sanity(spark) -> dict[str, Any]:
             "select count(distinct key_cohort) from cdc_internal.int_cdc__change_log "
             "where landing_run = (select max(landing_run) from cdc_internal.int_cdc__change_log)"
         ).first()[0],
+        **(_content_result(_content_check(spark, sample)) if sample is not None else {}),
+    }
+
+
+def _content_result(content: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "current_content": content,
+        "current_matches_expected_rows": all(f["matches"] for f in content.values()),
     }
 
 
@@ -320,7 +400,15 @@ def run_phase(phase: str, work: Path, result_path: Path, discard_landed: bool = 
                 result["seconds"] = round(sum(land_seconds) + dbt_seconds, 3)
                 result["dbt_success"] = ok
                 result["dbt"] = dbt_timings(settings.dbt_dir / "target" / "run_results.json")
-                result["sanity"] = _sanity(spark)
+                # The generator's expected rows are those after the base waves.
+                sample = None
+                if phase == "full":
+                    sample = {
+                        family: rows
+                        for family, rows in workload.load_expected_sample(work / "workload").items()
+                        if family in families
+                    }
+                result["sanity"] = _sanity(spark, sample)
     result.update(_self_peaks())
     result_path.write_text(json.dumps(result, indent=2) + "\n")
     return 0
@@ -627,6 +715,11 @@ def format_table(document: dict[str, Any]) -> str:
             f"JVM {rss['jvm'] / 2**30:.2f} GB, JVM HWM {rss['jvm_hwm'] / 2**30:.2f} GB), "
             f"UDF workers {rss['workers'] / 2**30:.2f} GB; "
             f"sane: {result['sanity']['current_matches_live_keys']}"
+            + (
+                f", values of sampled keys: {result['sanity']['current_matches_expected_rows']}"
+                if "current_matches_expected_rows" in result["sanity"]
+                else ""
+            )
         )
     lines.append("")
     for name, value in document["ratios"].items():

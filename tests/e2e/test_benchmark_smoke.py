@@ -35,6 +35,14 @@ def assert_marts_agree_with_generator(result: dict) -> None:
         family: count for family, count in sanity["expected_live_keys"].items()
     }
     assert sanity["history_rows"] >= sum(sanity["current_rows"].values())
+    # ... and the values the generator expects for a sample of keys in every family (TOAST
+    # columns completed, primary key changes, truncates, backfills, Avro, split partitions).
+    content = sanity["current_content"]
+    assert set(content) == set(sanity["expected_live_keys"]), content
+    for family, report in content.items():
+        assert report["sample_size"] > 0, family
+        assert report["mismatches"] == 0, (family, report["examples"])
+    assert sanity["current_matches_expected_rows"] is True
 
 
 def test_bench_command_writes_every_field_and_sane_marts(tmp_path, java_available):

@@ -91,3 +91,48 @@ def test_a_result_names_the_commit_it_measured_and_whether_files_differed(tmp_pa
     assert benchmark.code_revision(tmp_path) == {"commit": head, "changed_files": False}
     (tmp_path / "model.sql").write_text("select 2\n")
     assert benchmark.code_revision(tmp_path) == {"commit": head, "changed_files": True}
+
+
+def test_content_check_reports_absent_keys_other_values_and_unavailable_columns():
+    sample = {
+        "debezium": [
+            {
+                "source_name": "s",
+                "source_table": "t.a",
+                "key": {"id": 1},
+                "row": {"id": 1, "x": 1.5},
+            },
+            {
+                "source_name": "s",
+                "source_table": "t.a",
+                "key": {"id": 2},
+                "row": {"id": 2, "x": "b"},
+            },
+            {
+                "source_name": "s",
+                "source_table": "t.a",
+                "key": {"id": 3},
+                "row": {"id": 3, "x": None},
+            },
+            {"source_name": "s", "source_table": "t.a", "key": {"id": 4}, "row": {"id": 4}},
+        ],
+        "spanner": [
+            {"source_name": "o", "source_table": "T", "key": {"K": 9}, "row": {"K": 9, "v": [1]}},
+        ],
+        "pgoutput": [],
+    }
+    found = {
+        ("debezium", "s", "t.a", '{"id":1}'): ('{"id":1,"x":1.5}', []),
+        ("debezium", "s", "t.a", '{"id":2}'): ('{"id":2,"x":"c"}', []),
+        ("debezium", "s", "t.a", '{"id":3}'): ('{"id":3}', ["x"]),
+        ("spanner", "o", "T", '{"K":9}'): ('{"v":[1],"K":9}', None),
+    }
+    report = benchmark.compare_content(sample, found)
+    assert report["spanner"] == {"sample_size": 1, "mismatches": 0, "examples": [], "matches": True}
+    assert report["pgoutput"]["matches"] is False  # an empty sample proves nothing
+    debezium = report["debezium"]
+    assert (debezium["sample_size"], debezium["mismatches"], debezium["matches"]) == (4, 3, False)
+    other, unavailable, absent = debezium["examples"]
+    assert (other["columns"], other["expected"], other["found"]) == (["x"], {"x": "b"}, {"x": "c"})
+    assert unavailable["columns"] == ["x"] and unavailable["unavailable_columns"] == ["x"]
+    assert absent == {"key": ("s", "t.a", '{"id":4}'), "expected": {"id": 4}, "found": None}
