@@ -232,7 +232,7 @@ def _self_peaks() -> dict[str, int]:
 
 def _sample_identity(family: str, row: dict[str, Any]) -> tuple[str, str, str, str]:
     """(source_system, source_name, source_table, key_json) of an expected row: cdc_current's
-    unique key, key_json in the contract's canonical text."""
+    unique key, key_json in its canonical text."""
     from python_udfs.json_values import canonical_json
 
     return family, row["source_name"], row["source_table"], canonical_json(row["key"])
@@ -245,7 +245,7 @@ def compare_content(
     """Per family: the sample's size, its mismatches (a key absent, a column's value other
     than expected, an unavailable column) with a few examples, and whether all matched.
     `found`: identity -> (row_json, unavailable_columns) of cdc_current's rows. Values are
-    compared as JSON values: both sides are in the contract's encoding (the expected rows
+    compared as JSON values: both sides are in the warehouse's value encoding (the expected rows
     were written through `json_values.normalize`)."""
     report: dict[str, Any] = {}
     for family, rows in sample.items():

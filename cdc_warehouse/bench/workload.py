@@ -67,6 +67,7 @@ import fastavro
 import numpy as np
 
 from cdc_warehouse.bench import pgoutput_encoder as pg
+from cdc_warehouse.bench.datastream_avro import mysql_event_schema
 from python_udfs.json_values import normalize
 
 FAMILIES: tuple[str, ...] = ("datastream", "debezium", "pgoutput", "spanner")
@@ -503,62 +504,27 @@ def _nullable(kind: Any) -> list[Any]:
     return ["null", kind]
 
 
-# The envelope Datastream writes to Avro (CONTRACT.md §1), with the MySQL orders payload record:
-# NUMERIC as a decimal, DATETIME-like columns as timestamp-micros, metadata instants as millis.
-DS_AVRO_SCHEMA: dict[str, Any] = {
-    "type": "record",
-    "name": "shop_orders",
-    "namespace": "datastream",
-    "fields": [
-        {"name": "stream_name", "type": "string"},
-        {"name": "read_method", "type": "string"},
-        {"name": "object", "type": "string"},
-        {"name": "schema_key", "type": "string"},
-        {"name": "uuid", "type": "string"},
-        {"name": "read_timestamp", "type": {"type": "long", "logicalType": "timestamp-millis"}},
-        {"name": "source_timestamp", "type": {"type": "long", "logicalType": "timestamp-millis"}},
-        {"name": "sort_keys", "type": {"type": "array", "items": ["string", "long"]}},
+# The MySQL orders table's Avro events: NUMERIC as a decimal, DATETIME-like columns as
+# timestamp-micros (the envelope's metadata instants are millis).
+DS_AVRO_SCHEMA: dict[str, Any] = mysql_event_schema(
+    "shop_orders",
+    [
+        {"name": "order_id", "type": _nullable("long")},
+        {"name": "customer_id", "type": _nullable("long")},
+        {"name": "status", "type": _nullable("string")},
         {
-            "name": "source_metadata",
-            "type": {
-                "type": "record",
-                "name": "source_metadata",
-                "fields": [
-                    {"name": "table", "type": "string"},
-                    {"name": "database", "type": "string"},
-                    {"name": "primary_keys", "type": {"type": "array", "items": "string"}},
-                    {"name": "log_file", "type": "string"},
-                    {"name": "log_position", "type": "long"},
-                    {"name": "change_type", "type": "string"},
-                    {"name": "is_deleted", "type": "boolean"},
-                ],
-            },
+            "name": "amount",
+            "type": _nullable(
+                {"type": "bytes", "logicalType": "decimal", "precision": 10, "scale": 2}
+            ),
         },
+        {"name": "note", "type": _nullable("string")},
         {
-            "name": "payload",
-            "type": {
-                "type": "record",
-                "name": "payload",
-                "fields": [
-                    {"name": "order_id", "type": _nullable("long")},
-                    {"name": "customer_id", "type": _nullable("long")},
-                    {"name": "status", "type": _nullable("string")},
-                    {
-                        "name": "amount",
-                        "type": _nullable(
-                            {"type": "bytes", "logicalType": "decimal", "precision": 10, "scale": 2}
-                        ),
-                    },
-                    {"name": "note", "type": _nullable("string")},
-                    {
-                        "name": "updated_at",
-                        "type": _nullable({"type": "long", "logicalType": "timestamp-micros"}),
-                    },
-                ],
-            },
+            "name": "updated_at",
+            "type": _nullable({"type": "long", "logicalType": "timestamp-micros"}),
         },
     ],
-}
+)
 _DS_AVRO_PARSED = fastavro.parse_schema(DS_AVRO_SCHEMA)
 
 

@@ -19,7 +19,7 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from tests.datastream_avro import avro_container, mysql_event_schema
+from cdc_warehouse.bench.datastream_avro import avro_container, mysql_event_schema
 from tests.e2e.waves import Scenario, scenario_main
 
 DAY = "2024/05/01"

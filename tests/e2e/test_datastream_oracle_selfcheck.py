@@ -7,7 +7,7 @@ from datetime import UTC, date, datetime, time
 from decimal import Decimal
 from typing import Any
 
-from tests.datastream_avro import avro_container, mysql_event_schema
+from cdc_warehouse.bench.datastream_avro import avro_container, mysql_event_schema
 
 from .datastream_oracle import canonical_value, expected_marts
 from .datastream_scenario import (

@@ -11,9 +11,9 @@ from decimal import Decimal
 import fastavro
 import pytest
 
+from cdc_warehouse.bench.datastream_avro import avro_container, mysql_event_schema
 from python_udfs.datastream import FIELDS, avro_events, avro_file_events, flatten_event
 from python_udfs.json_values import parse_instant_ns, pos_instant
-from tests.datastream_avro import avro_container, mysql_event_schema
 
 STREAM = "orders-stream"
 

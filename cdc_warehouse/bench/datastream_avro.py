@@ -1,7 +1,7 @@
-"""Datastream's Avro files as the tests write them. Datastream wraps every row in one envelope
-(the event fields it documents, the source's ``source_metadata``, the row as a ``payload``
-record); the tests' files differ only in their payload's columns, so the envelope is here once.
-Every test's Avro file is of a MySQL table."""
+"""Datastream's Avro files of a MySQL table, as the benchmark's generator and the tests write
+them. Datastream wraps every row in one envelope (the event fields it documents, the source's
+``source_metadata``, the row as a ``payload`` record); the files differ only in their
+payload's columns, so the envelope is here once."""
 
 from __future__ import annotations
 
