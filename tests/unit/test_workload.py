@@ -14,7 +14,7 @@ import fastavro
 import numpy as np
 import pytest
 
-from cdc_warehouse.bench import workload
+from cdc_warehouse.bench import decode_profile, workload
 from python_udfs.datastream import avro_file_events, flatten_event
 from python_udfs.debezium import flatten_record
 from python_udfs.pgoutput import change_rows, decode_message, message_row
@@ -490,3 +490,19 @@ def test_expected_rows_are_what_the_decoders_make_of_each_keys_changes(family):
                 value = _decoded_change(family, plan, carrier)[column]
             assert row["row"][column] == value, (family, row, column, value)
     assert unknown_seen >= 1 or family == "datastream"
+
+
+def test_decode_profile_times_every_base_line_of_each_family(generated):
+    """The decoding profile reads every line the base waves land (Avro records included) and
+    decodes each without an error: the generator's lines are valid input."""
+    out, manifest = generated
+    for family in decode_profile.FAMILIES:
+        result = decode_profile.profile(out, family)
+        landed = sum(
+            delivery["families"].get(family, {}).get("lines", 0)
+            for name, delivery in manifest["deliveries"].items()
+            if name.startswith("wave-")
+        )
+        assert result["lines"] == landed > 0, family
+        assert result["errors"] == 0, family
+        assert result["us_per_line"] > 0
