@@ -464,58 +464,90 @@ def test_declared_key_wins() -> None:
     assert ORACLE_DB_KEY[0] in declared_tables_yaml()
 
 
-def test_scenario_spot_checks() -> None:
-    """Hand-verified facts of the bundled scenario, wave by wave."""
-    waves = build_scenario().waves
-    assert waves == build_scenario().waves
-    assert len(waves) >= 3
+# Hand-verified facts of the bundled scenario, wave by wave: the marts after waves 1..3 and one
+# test per rule.
 
-    def current(marts: dict[str, Any], stream: str, key: str) -> dict[str, Any] | None:
-        rows = [c for c in marts["cdc_current"] if c["source_name"] == stream]
-        rows = [c for c in rows if c["key_json"] == key]
-        return rows[0] if rows else None
+WAVES = build_scenario().waves
+MARTS = [expected_marts(WAVES[:n], declared_keys()) for n in range(1, len(WAVES) + 1)]
 
-    def status(marts: dict[str, Any], stream: str, key: str, col: str) -> Any:
-        row = current(marts, stream, key)
-        return None if row is None else json.loads(row["row_json"])[col]
 
-    m1 = expected_marts(waves[:1], declared_keys())
-    m2 = expected_marts(waves[:2], declared_keys())
-    m3 = expected_marts(waves, declared_keys())
-    assert [len(m["cdc_quarantine"]) for m in (m1, m2, m3)] == [1, 5, 7]
-    for m in (m1, m2, m3):
-        assert status(m, "mysql_shop", '{"order_id":1}', "status") == "shipped"
-        assert current(m, "mysql_shop", '{"order_id":1}')["last_committed_at"] == at("10:00:08")
-    order2 = [h for h in m3["cdc_history"] if h["key_json"] == '{"order_id":2}']
+def current(wave: int, stream: str, key: str) -> dict[str, Any] | None:
+    """The current row of a key after ``wave``."""
+    rows = [c for c in MARTS[wave - 1]["cdc_current"] if c["source_name"] == stream]
+    rows = [c for c in rows if c["key_json"] == key]
+    return rows[0] if rows else None
+
+
+def status(wave: int, stream: str, key: str, col: str) -> Any:
+    row = current(wave, stream, key)
+    return None if row is None else json.loads(row["row_json"])[col]
+
+
+def history(wave: int, key: str, stream: str | None = None) -> list[dict[str, Any]]:
+    return [
+        h
+        for h in MARTS[wave - 1]["cdc_history"]
+        if h["key_json"] == key and stream in (None, h["source_name"])
+    ]
+
+
+def test_scenario_is_deterministic() -> None:
+    assert build_scenario().waves == WAVES
+    assert len(WAVES) >= 3
+
+
+def test_scenario_quarantines_its_bad_lines_wave_by_wave() -> None:
+    assert [len(m["cdc_quarantine"]) for m in MARTS] == [1, 5, 7]
+
+
+def test_scenario_mysql_positions_order_by_binlog_file_then_position() -> None:
+    for wave in (1, 2, 3):
+        assert status(wave, "mysql_shop", '{"order_id":1}', "status") == "shipped"
+        assert current(wave, "mysql_shop", '{"order_id":1}')["last_committed_at"] == at("10:00:08")
+    order2 = history(3, '{"order_id":2}')
     assert [(h["valid_from"], h["valid_to"]) for h in order2] == [
         (at("10:00:04"), at("10:00:30")),
         (at("10:00:30"), at("10:01:00.500")),
         (at("10:01:00.500"), None),
     ]
-    assert status(m1, "oracle_erp", '{"THIS_IS_MY_PK":"1231535353"}', "FIELD1") is None
-    assert status(m3, "oracle_erp", '{"THIS_IS_MY_PK":"1231535354"}', "FIELD2") == "TLV2"
-    assert status(m3, "postgres_crm", '{"id":2}', "balance") == 200.5
-    assert status(m1, "postgres_crm", '{"id":1}', "balance") == 99.75
-    assert current(m3, "postgres_crm", '{"id":1}') is None
-    assert status(m3, "sqlserver_billing", '{"invoice_id":1}', "status") == "paid"
-    assert status(m3, "spanner_catalog", '{"ItemId":1}', "Name") == "Widget v3"
-    assert status(m3, "salesforce_sales", '{"Id":"0015g00000AbCdEAAV"}', "Name") == (
-        "Acme Holdings"
-    )
-    assert current(m3, "salesforce_sales", '{"Id":"0015g00000AbCdFAAV"}') is None
-    assert status(m3, "mongodb_app", '{"_id":"6630a1b2c3d4e5f601234567"}', "active") is False
-    assert current(m3, "mysql_shop", '{"order_id":7}')["last_op"] == "insert"
-    assert current(m3, "mysql_shop", '{"order_id":4}') is None
-    assert current(m3, "mysql_shop", '{"order_id":5}')["last_op"] == "update"
-    assert current(m3, "mysql_shop", '{"order_id":10}') is None
-    sku3 = [h for h in m3["cdc_history"] if h["key_json"] == '{"sku":"SKU-3"}']
-    assert [h["op"] for h in sku3] == ["insert", "update"]
-    account3 = [
-        h
-        for h in m3["cdc_history"]
-        if h["source_name"] == "postgres_crm" and h["key_json"] == '{"id":3}'
-    ]
+
+
+def test_scenario_oracle_changes_of_one_key_in_one_transaction_order_by_ssn() -> None:
+    assert status(1, "oracle_erp", '{"THIS_IS_MY_PK":"1231535353"}', "FIELD1") is None
+    assert status(3, "oracle_erp", '{"THIS_IS_MY_PK":"1231535354"}', "FIELD2") == "TLV2"
+
+
+def test_scenario_postgres_orders_by_lsn_and_deletes() -> None:
+    assert status(3, "postgres_crm", '{"id":2}', "balance") == 200.5
+    assert status(1, "postgres_crm", '{"id":1}', "balance") == 99.75
+    assert current(3, "postgres_crm", '{"id":1}') is None
+
+
+def test_scenario_each_other_source_reaches_its_last_state() -> None:
+    assert status(3, "sqlserver_billing", '{"invoice_id":1}', "status") == "paid"
+    assert status(3, "spanner_catalog", '{"ItemId":1}', "Name") == "Widget v3"
+    assert status(3, "salesforce_sales", '{"Id":"0015g00000AbCdEAAV"}', "Name") == "Acme Holdings"
+    assert current(3, "salesforce_sales", '{"Id":"0015g00000AbCdFAAV"}') is None
+    assert status(3, "mongodb_app", '{"_id":"6630a1b2c3d4e5f601234567"}', "active") is False
+
+
+def test_scenario_mysql_no_op_update_primary_key_change_and_deletes() -> None:
+    assert current(3, "mysql_shop", '{"order_id":7}')["last_op"] == "insert"
+    assert current(3, "mysql_shop", '{"order_id":4}') is None
+    assert current(3, "mysql_shop", '{"order_id":5}')["last_op"] == "update"
+    assert current(3, "mysql_shop", '{"order_id":10}') is None
+
+
+def test_scenario_avro_duplicate_makes_no_version() -> None:
+    assert [h["op"] for h in history(3, '{"sku":"SKU-3"}')] == ["insert", "update"]
+
+
+def test_scenario_column_added_mid_stream() -> None:
+    account3 = history(3, '{"id":3}', "postgres_crm")
     # The second version is the first event carrying the column added mid-stream.
     assert [json.loads(h["row_json"]).get("tier") for h in account3] == [None, "gold"]
-    sources = {c["source_name"] for c in m3["cdc_current"]}
+
+
+def test_scenario_lands_every_source() -> None:
+    sources = {c["source_name"] for c in MARTS[2]["cdc_current"]}
     assert len(sources) == 7

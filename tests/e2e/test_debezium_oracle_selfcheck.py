@@ -428,94 +428,134 @@ def test_canonical_numbers_and_times() -> None:
     assert zoned_to_utc("2024-05-31T23:59:59Z") == "2024-05-31T23:59:59.000000Z"
 
 
-def test_scenario_spot_checks() -> None:
-    """Hand-verified facts of the bundled scenario, wave by wave."""
-    waves = build_scenario().waves
-    assert waves == build_scenario().waves
-    assert len(waves) >= 3
-    m1, m2, m3 = (expected_marts(waves[:n]) for n in (1, 2, 3))
+# Hand-verified facts of the bundled scenario, wave by wave: the marts after waves 1..3 and one
+# test per rule.
 
-    def row(marts: dict[str, Any], server: str, table: str, key: str) -> dict[str, Any] | None:
-        for c in marts["cdc_current"]:
-            if (c["source_name"], c["source_table"], c["key_json"]) == (server, table, key):
-                return c
-        return None
+WAVES = build_scenario().waves
+MARTS = [expected_marts(WAVES[:n]) for n in range(1, len(WAVES) + 1)]
+DOCS = ("pg_main", "public.documents")
+PRODS = ("pg_main", "inventory.products")
+ACCS = ("pg_main", "public.accounts")
+LINES = ("pg_lite", "sales.order_lines")
+PROFS = ("pg_lite", "public.profiles")
 
-    def col(marts: dict[str, Any], server: str, table: str, key: str, column: str) -> Any:
-        found = row(marts, server, table, key)
-        assert found is not None, (server, table, key)
-        return json.loads(found["row_json"]).get(column, "<absent>")
 
-    docs = ("pg_main", "public.documents")
-    assert [len(m["cdc_quarantine"]) for m in (m1, m2, m3)] == [1, 3, 5]
+def row(wave: int, server: str, table: str, key: str) -> dict[str, Any] | None:
+    """The current row of a key after ``wave``."""
+    for c in MARTS[wave - 1]["cdc_current"]:
+        if (c["source_name"], c["source_table"], c["key_json"]) == (server, table, key):
+            return c
+    return None
+
+
+def col(wave: int, server: str, table: str, key: str, column: str) -> Any:
+    found = row(wave, server, table, key)
+    assert found is not None, (server, table, key)
+    return json.loads(found["row_json"]).get(column, "<absent>")
+
+
+def test_scenario_is_deterministic() -> None:
+    assert build_scenario().waves == WAVES
+    assert len(WAVES) >= 3
+
+
+def test_scenario_quarantines_its_bad_lines_wave_by_wave() -> None:
+    assert [len(m["cdc_quarantine"]) for m in MARTS] == [1, 3, 5]
+
+
+def test_scenario_placeholders_fill_from_earlier_waves() -> None:
     # placeholders filled from one and two waves earlier
-    for m in (m1, m2, m3):
-        assert col(m, *docs, '{"id":1}', "body") == "Welcome aboard! " * 40
-        assert col(m, *docs, '{"id":1}', "meta") == {"lang": "en", "pages": 12}
-    assert col(m3, *docs, '{"id":1}', "tags") == ["guide", "hr", "onboarding"]
+    for wave in (1, 2, 3):
+        assert col(wave, *DOCS, '{"id":1}', "body") == "Welcome aboard! " * 40
+        assert col(wave, *DOCS, '{"id":1}', "meta") == {"lang": "en", "pages": 12}
+    assert col(3, *DOCS, '{"id":1}', "tags") == ["guide", "hr", "onboarding"]
+
+
+def test_scenario_changes_in_one_transaction_make_one_version() -> None:
     # three changes in one transaction: one version, body from the middle change
-    doc2 = [h for h in m2["cdc_history"] if h["key_json"] == '{"id":2}' and h["source_name"]
+    doc2 = [h for h in MARTS[1]["cdc_history"] if h["key_json"] == '{"id":2}' and h["source_name"]
             == "pg_main" and h["source_table"] == "public.documents"]  # fmt: skip
     assert [h["op"] for h in doc2] == ["snapshot", "update"]
     assert json.loads(doc2[1]["row_json"])["body"] == "Release notes 2.0.1: fixes the ingest stall."
-    assert row(m3, *docs, '{"id":2}') is None
+    assert row(3, *DOCS, '{"id":2}') is None
+
+
+def test_scenario_key_change_fills_from_the_old_keys_latest_values() -> None:
     # key change 3 -> 30 fills from the old key's latest values
-    assert col(m2, *docs, '{"id":30}', "body") == "Runbook v2. " * 60
-    assert col(m2, *docs, '{"id":30}', "tags") == ["ops", "runbook"]
-    assert row(m2, *docs, '{"id":3}') is None
-    assert len([h for h in m3["cdc_history"] if h["key_json"] == '{"id":30}']) == 1
+    assert col(2, *DOCS, '{"id":30}', "body") == "Runbook v2. " * 60
+    assert col(2, *DOCS, '{"id":30}', "tags") == ["ops", "runbook"]
+    assert row(2, *DOCS, '{"id":3}') is None
+    assert len([h for h in MARTS[2]["cdc_history"] if h["key_json"] == '{"id":30}']) == 1
     # ... and 30 -> 300 a wave later continues the chain: 3's values, which 30 took over
-    assert row(m3, *docs, '{"id":30}') is None
-    assert col(m3, *docs, '{"id":300}', "body") == "Runbook v2. " * 60
-    assert col(m3, *docs, '{"id":300}', "tags") == ["ops", "runbook"]
-    assert col(m3, *docs, '{"id":300}', "meta") == {"archived": True, "by": "ops"}
-    assert row(m3, *docs, '{"id":300}')["unavailable_columns"] == []
+    assert row(3, *DOCS, '{"id":30}') is None
+    assert col(3, *DOCS, '{"id":300}', "body") == "Runbook v2. " * 60
+    assert col(3, *DOCS, '{"id":300}', "tags") == ["ops", "runbook"]
+    assert col(3, *DOCS, '{"id":300}', "meta") == {"archived": True, "by": "ops"}
+    assert row(3, *DOCS, '{"id":300}')["unavailable_columns"] == []
+
+
+def test_scenario_unknown_columns() -> None:
     # unknown columns
-    assert row(m2, *docs, '{"id":4}')["unavailable_columns"] == ["attachment", "body", "tags"]
-    assert row(m3, *docs, '{"id":4}')["unavailable_columns"] == ["attachment", "tags"]
-    assert row(m2, *docs, '{"id":5}')["unavailable_columns"] == [
+    assert row(2, *DOCS, '{"id":4}')["unavailable_columns"] == ["attachment", "body", "tags"]
+    assert row(3, *DOCS, '{"id":4}')["unavailable_columns"] == ["attachment", "tags"]
+    assert row(2, *DOCS, '{"id":5}')["unavailable_columns"] == [
         "attachment", "body", "meta", "tags"
     ]  # fmt: skip
-    assert row(m3, *docs, '{"id":5}')["unavailable_columns"] == []
+    assert row(3, *DOCS, '{"id":5}')["unavailable_columns"] == []
+
+
+def test_scenario_snapshot_overlap() -> None:
     # snapshot overlap
-    prods = ("pg_main", "inventory.products")
-    assert col(m2, *prods, '{"id":102}', "price") == "12345678901234567.89"
-    assert row(m2, *prods, '{"id":102}')["last_op"] == "snapshot"
-    assert col(m2, *prods, '{"id":103}', "price") == 11
-    p104 = [h for h in m1["cdc_history"] if h["key_json"] == '{"id":104}']
+    assert col(2, *PRODS, '{"id":102}', "price") == "12345678901234567.89"
+    assert row(2, *PRODS, '{"id":102}')["last_op"] == "snapshot"
+    assert col(2, *PRODS, '{"id":103}', "price") == 11
+    p104 = [h for h in MARTS[0]["cdc_history"] if h["key_json"] == '{"id":104}']
     assert p104[0]["valid_from"] == p104[0]["valid_to"] == at("08:00:01.250")
+
+
+def test_scenario_typed_values() -> None:
     # typed values
-    p = json.loads(row(m1, *prods, '{"id":102}')["row_json"])
+    p = json.loads(row(1, *PRODS, '{"id":102}')["row_json"])
     assert p["barcode"] == "9007199254740993"
     assert p["released"] == "1969-01-01"
     assert p["restocked_at"] == "1969-12-31T23:59:59.999999"
     assert p["listed_at"] == "2024-06-01T07:30:00.500000Z"
     assert p["weight_kg"] == "12345678901234567890.123456789"
     assert p["specs"] == {"certs": None, "made_in": "日本", "name": "Mühle"}
-    assert col(m1, *prods, '{"id":104}', "specs") == "loose leaf"
-    assert col(m3, *prods, '{"id":105}', "price") == -5.25
+    assert col(1, *PRODS, '{"id":104}', "specs") == "loose leaf"
+    assert col(3, *PRODS, '{"id":105}', "price") == -5.25
+
+
+def test_scenario_replica_identity_full_before_images() -> None:
     # REPLICA IDENTITY FULL before images
-    accs = ("pg_main", "public.accounts")
-    assert col(m2, *accs, '{"id":3}', "notes") == "Prefers phone calls. " * 25
-    assert col(m2, *accs, '{"id":2}', "notes") == "Net-45 terms. " * 30
-    assert len([h for h in m3["cdc_history"] if h["source_table"] == "public.accounts"
+    assert col(2, *ACCS, '{"id":3}', "notes") == "Prefers phone calls. " * 25
+    assert col(2, *ACCS, '{"id":2}', "notes") == "Net-45 terms. " * 30
+    assert len([h for h in MARTS[2]["cdc_history"] if h["source_table"] == "public.accounts"
                 and h["key_json"] == '{"id":2}']) == 3  # fmt: skip
+
+
+def test_scenario_truncate() -> None:
     # truncate
-    lines = ("pg_lite", "sales.order_lines")
-    live = sorted(c["key_json"] for c in m3["cdc_current"] if c["source_table"] == lines[1])
+    live = sorted(c["key_json"] for c in MARTS[2]["cdc_current"] if c["source_table"] == LINES[1])
     assert live == ['{"line_no":1,"order_id":1}', '{"line_no":1,"order_id":3}']
-    assert col(m1, *lines, '{"line_no":1,"order_id":1}', "big_ref") == "9007199254741006"
-    assert col(m1, *lines, '{"line_no":1,"order_id":1}', "created_at") == "2024-06-03T07:55:00Z"
+    assert col(1, *LINES, '{"line_no":1,"order_id":1}', "big_ref") == "9007199254741006"
+    assert col(1, *LINES, '{"line_no":1,"order_id":1}', "created_at") == "2024-06-03T07:55:00Z"
+
+
+def test_scenario_key_change_whose_delete_lands_a_wave_late() -> None:
     # pg_lite key change with the delete one wave late
-    profs = ("pg_lite", "public.profiles")
-    assert row(m2, *profs, '{"id":70}')["unavailable_columns"] == ["aliases", "avatar", "bio"]
-    assert row(m2, *profs, '{"id":7}') is not None
-    assert row(m3, *profs, '{"id":7}') is None
+    assert row(2, *PROFS, '{"id":70}')["unavailable_columns"] == ["aliases", "avatar", "bio"]
+    assert row(2, *PROFS, '{"id":7}') is not None
+    assert row(3, *PROFS, '{"id":7}') is None
     # ... then 70 -> 700 -> 7000: aliases from 7, three keys back; bio from 70's own update
-    assert [row(m3, *profs, key) for key in ('{"id":70}', '{"id":700}')] == [None, None]
-    assert col(m3, *profs, '{"id":7000}', "aliases") == ["Countess of Lovelace", "A.A.L."]
-    assert col(m3, *profs, '{"id":7000}', "bio") == "First programmer. " * 30
-    assert row(m3, *profs, '{"id":7000}')["unavailable_columns"] == []
-    assert col(m3, *profs, '{"id":8}', "handle") == "rear.admiral.hopper"
+    assert [row(3, *PROFS, key) for key in ('{"id":70}', '{"id":700}')] == [None, None]
+    assert col(3, *PROFS, '{"id":7000}', "aliases") == ["Countess of Lovelace", "A.A.L."]
+    assert col(3, *PROFS, '{"id":7000}', "bio") == "First programmer. " * 30
+    assert row(3, *PROFS, '{"id":7000}')["unavailable_columns"] == []
+    assert col(3, *PROFS, '{"id":8}', "handle") == "rear.admiral.hopper"
+
+
+def test_scenario_lands_both_connectors() -> None:
+    m3 = MARTS[2]
     assert {c["source_name"] for c in m3["cdc_current"]} == {"pg_main", "pg_lite"}
     assert len({(h["source_table"], h["key_json"]) for h in m3["cdc_history"]}) >= 15

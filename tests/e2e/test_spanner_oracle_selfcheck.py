@@ -710,113 +710,156 @@ def test_scenario_exercises_the_traps() -> None:
     assert {b["record_sequence"] for _, b in records} >= {"9", "10"}
 
 
-def test_scenario_spot_checks() -> None:
-    """Hand-verified facts of the bundled scenario, wave by wave."""
-    m1, m2, m3, m4 = (expected_marts(WAVES[:n]) for n in (1, 2, 3, 4))
+# Hand-verified facts of the bundled scenario, wave by wave: the marts after waves 1..4 and one
+# test per rule.
 
-    def row(marts: dict[str, Any], stream: str, table: str, key: str) -> dict[str, Any] | None:
-        for c in marts["cdc_current"]:
-            if (c["source_name"], c["source_table"], c["key_json"]) == (stream, table, key):
-                return c
-        return None
+MARTS = [expected_marts(WAVES[:n]) for n in range(1, len(WAVES) + 1)]
+PRODUCTS = (GSQL, "Products")
+ORDERS = (GSQL, "Orders")
+ACCOUNTS = (PGSQL, "accounts")
+TRANSFERS = (PGSQL, "transfers")
 
-    def col(marts: dict[str, Any], stream: str, table: str, key: str, column: str) -> Any:
-        found = row(marts, stream, table, key)
-        assert found is not None, (stream, table, key)
-        return json.loads(found["row_json"]).get(column, "<absent>")
 
-    def versions(marts: dict[str, Any], stream: str, table: str, key: str) -> list[dict]:
-        return [
-            h
-            for h in marts["cdc_history"]
-            if (h["source_name"], h["source_table"], h["key_json"]) == (stream, table, key)
-        ]
+def row(wave: int, stream: str, table: str, key: str) -> dict[str, Any] | None:
+    """The current row of a key after ``wave``."""
+    for c in MARTS[wave - 1]["cdc_current"]:
+        if (c["source_name"], c["source_table"], c["key_json"]) == (stream, table, key):
+            return c
+    return None
 
-    products = (GSQL, "Products")
-    orders = (GSQL, "Orders")
-    accounts = (PGSQL, "accounts")
-    transfers = (PGSQL, "transfers")
-    assert [len(m["cdc_quarantine"]) for m in (m1, m2, m3, m4)] == [1, 4, 5, 6]
 
+def col(wave: int, stream: str, table: str, key: str, column: str) -> Any:
+    found = row(wave, stream, table, key)
+    assert found is not None, (stream, table, key)
+    return json.loads(found["row_json"]).get(column, "<absent>")
+
+
+def versions(wave: int, stream: str, table: str, key: str) -> list[dict]:
+    return [
+        h
+        for h in MARTS[wave - 1]["cdc_history"]
+        if (h["source_name"], h["source_table"], h["key_json"]) == (stream, table, key)
+    ]
+
+
+def test_scenario_quarantines_its_bad_lines_wave_by_wave() -> None:
+    assert [len(m["cdc_quarantine"]) for m in MARTS] == [1, 4, 5, 6]
+
+
+def test_scenario_update_above_the_watermark_waits_for_a_heartbeat_only_partition() -> None:
     # wave 1: the 10:01:45.25 price update waits behind heartbeat-only g2 (10:01:30)
-    assert col(m1, *products, '{"ProductId":1}', "Price") == 249.99
-    assert col(m2, *products, '{"ProductId":1}', "Price") == 229.99
-    p1 = json.loads(row(m1, *products, '{"ProductId":1}')["row_json"])
+    assert col(1, *PRODUCTS, '{"ProductId":1}', "Price") == 249.99
+    assert col(2, *PRODUCTS, '{"ProductId":1}', "Price") == 229.99
+
+
+def test_scenario_values_keep_their_types() -> None:
+    p1 = json.loads(row(1, *PRODUCTS, '{"ProductId":1}')["row_json"])
     assert p1["Views"] == "9007199254740993"
     assert p1["Ratings"] == [4.5, "NaN", None]
     assert p1["Attributes"]["sku"] == 12345678901234567891
-    assert col(m1, *products, '{"ProductId":2}', "Views") == 9007199254740992
-    assert col(m1, *products, '{"ProductId":2}', "UpdatedAt") == "2024-06-03T09:59:59.999999Z"
-    assert col(m1, *products, '{"ProductId":3}', "Price") == 10
+    assert col(1, *PRODUCTS, '{"ProductId":2}', "Views") == 9007199254740992
+    assert col(1, *PRODUCTS, '{"ProductId":2}', "UpdatedAt") == "2024-06-03T09:59:59.999999Z"
+    assert col(1, *PRODUCTS, '{"ProductId":3}', "Price") == 10
+
+
+def test_scenario_records_of_one_key_in_one_transaction_make_one_version() -> None:
     # transaction with records '9' and '10' of one key: one version, the state after '10'
-    big = versions(m1, *transfers, '{"transfer_id":"9007199254740993"}')
+    big = versions(1, *TRANSFERS, '{"transfer_id":"9007199254740993"}')
     assert [(h["op"], json.loads(h["row_json"])["memo"]) for h in big] == [
         ("update", "initial (corrected)")
     ]
+
+
+def test_scenario_transaction_waits_for_its_records_in_every_partition() -> None:
     # same commit timestamp, two transactions: 7305118803 applies in wave 2, 7305118804 waits
     # for its p2 record (wave 3) although the watermark passed it in wave 2
-    assert col(m1, *accounts, '{"account_id":"acc-001"}', "balance") == 1250.5
-    assert col(m2, *accounts, '{"account_id":"acc-001"}', "balance") == 1200.5
+    assert col(1, *ACCOUNTS, '{"account_id":"acc-001"}', "balance") == 1250.5
+    assert col(2, *ACCOUNTS, '{"account_id":"acc-001"}', "balance") == 1200.5
     acc2 = '{"account_id":"acc-002"}'
-    assert col(m2, *accounts, acc2, "balance") == "99999999999999999999999999999.999999999"
-    assert col(m2, *accounts, acc2, "owner") == "Rear Admiral Grace Hopper"
-    assert row(m2, *transfers, '{"transfer_id":42}') is None
-    assert col(m3, *accounts, acc2, "balance") == "99999999999999999999999999899.999999999"
-    assert col(m3, *transfers, '{"transfer_id":42}', "fx_rate") == "-Infinity"
-    assert [h["op"] for h in versions(m3, *accounts, acc2)] == ["insert", "update", "update"]
+    assert col(2, *ACCOUNTS, acc2, "balance") == "99999999999999999999999999999.999999999"
+    assert col(2, *ACCOUNTS, acc2, "owner") == "Rear Admiral Grace Hopper"
+    assert row(2, *TRANSFERS, '{"transfer_id":42}') is None
+    assert col(3, *ACCOUNTS, acc2, "balance") == "99999999999999999999999999899.999999999"
+    assert col(3, *TRANSFERS, '{"transfer_id":42}', "fx_rate") == "-Infinity"
+    assert [h["op"] for h in versions(3, *ACCOUNTS, acc2)] == ["insert", "update", "update"]
+
+
+def test_scenario_commit_timestamps_of_any_precision_order_by_instant() -> None:
     # instant order of 0/3/6/9-digit commit timestamps
-    kettle = versions(m2, *products, '{"ProductId":2}')
+    kettle = versions(2, *PRODUCTS, '{"ProductId":2}')
     assert [json.loads(h["row_json"])["Name"] for h in kettle] == [
         "Tea Kettle", "Tea Kettle v1", "Tea Kettle v2", "Tea Kettle v3", "Tea Kettle v4",
     ]  # fmt: skip
+
+
+def test_scenario_key_first_seen_through_partial_updates_has_unavailable_columns() -> None:
     # first seen through partial updates
     p7 = '{"ProductId":7}'
-    assert row(m2, *products, p7)["unavailable_columns"] == [
+    assert row(2, *PRODUCTS, p7)["unavailable_columns"] == [
         "Attributes", "Name", "Ratings", "Released", "Tags", "Thumbnail", "UpdatedAt", "Views",
         "Weight",
     ]  # fmt: skip
-    assert row(m3, *products, p7)["unavailable_columns"] != []  # NEW_ROW update still waits
-    assert row(m4, *products, p7)["unavailable_columns"] == []
-    assert col(m4, *products, p7, "Views") == 1200
+    assert row(3, *PRODUCTS, p7)["unavailable_columns"] != []  # NEW_ROW update still waits
+    assert row(4, *PRODUCTS, p7)["unavailable_columns"] == []
+    assert col(4, *PRODUCTS, p7, "Views") == 1200
     acc4 = '{"account_id":"acc-004"}'
-    assert row(m2, *accounts, acc4)["unavailable_columns"] == [
+    assert row(2, *ACCOUNTS, acc4)["unavailable_columns"] == [
         "avatar", "balance", "limits", "opened_on", "owner", "prefs",
     ]  # fmt: skip
-    assert row(m4, *accounts, acc4)["unavailable_columns"] == []
-    assert col(m4, *accounts, acc4, "limits") == ["9007199254740993"]
+    assert row(4, *ACCOUNTS, acc4)["unavailable_columns"] == []
+    assert col(4, *ACCOUNTS, acc4, "limits") == ["9007199254740993"]
+
+
+def test_scenario_child_partition_waits_for_its_announced_sibling() -> None:
     # g1a's inserts wait for announced g1b (wave 2), apply in wave 3 with the delete of 5
-    assert row(m2, *products, '{"ProductId":4}') is None
-    assert col(m3, *products, '{"ProductId":4}', "UpdatedAt") == "2024-06-03T10:04:20.000001Z"
-    assert row(m3, *products, '{"ProductId":5}') is None
-    assert len(versions(m3, *products, '{"ProductId":5}')) == 1
-    assert col(m4, *products, '{"ProductId":5}', "Name") == "Coffee Scale (refurbished)"
+    assert row(2, *PRODUCTS, '{"ProductId":4}') is None
+    assert col(3, *PRODUCTS, '{"ProductId":4}', "UpdatedAt") == "2024-06-03T10:04:20.000001Z"
+    assert row(3, *PRODUCTS, '{"ProductId":5}') is None
+    assert len(versions(3, *PRODUCTS, '{"ProductId":5}')) == 1
+    assert col(4, *PRODUCTS, '{"ProductId":5}', "Name") == "Coffee Scale (refurbished)"
+
+
+def test_scenario_merged_partition_waits_for_its_parents_and_its_other_half() -> None:
     # merge: g23's record waits for g3 (wave 3), and for its g1b half (wave 4)
     bob = '{"CustomerId":"c-bob","OrderId":1002}'
-    assert col(m3, *orders, bob, "Status") == "placed"
-    assert col(m3, *products, '{"ProductId":6}', "InStock") is True
-    assert row(m4, *orders, bob) is None
-    assert [json.loads(h["row_json"])["Status"] for h in versions(m4, *orders, bob)] == [
+    assert col(3, *ORDERS, bob, "Status") == "placed"
+    assert col(3, *PRODUCTS, '{"ProductId":6}', "InStock") is True
+    assert row(4, *ORDERS, bob) is None
+    assert [json.loads(h["row_json"])["Status"] for h in versions(4, *ORDERS, bob)] == [
         "placed",
         "shipped",
     ]
-    assert col(m4, *products, '{"ProductId":6}', "InStock") is False
+    assert col(4, *PRODUCTS, '{"ProductId":6}', "InStock") is False
     ada = '{"CustomerId":"c-ada","OrderId":1001}'
-    assert col(m3, *orders, ada, "Status") == "shipped"
-    assert col(m4, *orders, ada, "Status") == "delivered"
-    assert col(m4, *orders, '{"CustomerId":"c-cyd","OrderId":1003}', "Total") == (
+    assert col(3, *ORDERS, ada, "Status") == "shipped"
+    assert col(4, *ORDERS, ada, "Status") == "delivered"
+    assert col(4, *ORDERS, '{"CustomerId":"c-cyd","OrderId":1003}', "Total") == (
         "1000000000000000000000.5"
     )
-    assert row(m4, *orders, '{"CustomerId":"c-dan","OrderId":1004}') is None  # bad line only
+
+
+def test_scenario_key_seen_only_in_a_bad_line_has_no_row() -> None:
+    assert row(4, *ORDERS, '{"CustomerId":"c-dan","OrderId":1004}') is None  # bad line only
+
+
+def test_scenario_no_op_update_makes_no_version_and_reinsert_after_delete_does() -> None:
     # no-op update makes no version; delete and re-insert
-    assert len(versions(m4, *accounts, '{"account_id":"acc-001"}')) == 2
-    acc3 = versions(m4, *accounts, '{"account_id":"acc-003"}')
+    assert len(versions(4, *ACCOUNTS, '{"account_id":"acc-001"}')) == 2
+    acc3 = versions(4, *ACCOUNTS, '{"account_id":"acc-003"}')
     assert [(h["op"], h["valid_from"], h["valid_to"]) for h in acc3] == [
         ("insert", at("10:04:00"), at("10:05:20")),
         ("insert", at("10:07:00"), None),
     ]
-    assert row(m4, *transfers, '{"transfer_id":"9007199254740993"}') is None
+    assert row(4, *TRANSFERS, '{"transfer_id":"9007199254740993"}') is None
+
+
+def test_scenario_incomplete_transaction_above_the_watermark_waits() -> None:
     # 7305118814 (10:07:40) is incomplete and above the watermark
-    assert col(m4, *accounts, '{"account_id":"acc-001"}', "balance") == 1200.5
+    assert col(4, *ACCOUNTS, '{"account_id":"acc-001"}', "balance") == 1200.5
+
+
+def test_scenario_last_wave_has_every_key_in_utc() -> None:
+    m4 = MARTS[3]
     assert (
         len({(h["source_name"], h["source_table"], h["key_json"]) for h in m4["cdc_history"]}) >= 15
     )
