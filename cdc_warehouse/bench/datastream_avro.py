@@ -10,6 +10,17 @@ from typing import Any
 
 import fastavro
 
+# The record Datastream writes for a MySQL DATETIME column (a wall-clock date and time, no
+# zone), its logical types on the field types where Avro readers apply them.
+DATETIME_RECORD: dict[str, Any] = {
+    "type": "record",
+    "name": "datetime",
+    "fields": [
+        {"name": "date", "type": {"type": "int", "logicalType": "date"}},
+        {"name": "time", "type": {"type": "long", "logicalType": "time-micros"}},
+    ],
+}
+
 
 def mysql_event_schema(name: str, payload_fields: list[dict[str, Any]]) -> dict[str, Any]:
     """The Avro schema of a MySQL table's Datastream events, the record ``name`` in namespace

@@ -7,7 +7,7 @@ from datetime import UTC, date, datetime, time
 from decimal import Decimal
 from typing import Any
 
-from cdc_warehouse.bench.datastream_avro import avro_container, mysql_event_schema
+from cdc_warehouse.bench.datastream_avro import DATETIME_RECORD, avro_container, mysql_event_schema
 
 from .datastream_oracle import canonical_value, expected_marts
 from .datastream_scenario import (
@@ -375,20 +375,7 @@ def test_avro_file_and_corrupt_avro() -> None:
                 "name": "dt",
                 "type": [
                     "null",
-                    {
-                        "type": "record",
-                        "name": "datetime",
-                        "fields": [
-                            {
-                                "name": "date",
-                                "type": {"type": "int", "logicalType": "date"},
-                            },
-                            {
-                                "name": "time",
-                                "type": {"type": "long", "logicalType": "time-micros"},
-                            },
-                        ],
-                    },
+                    DATETIME_RECORD,
                 ],
             },
             {"name": "b", "type": ["null", "bytes"]},

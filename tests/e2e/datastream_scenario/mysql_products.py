@@ -8,7 +8,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
-from cdc_warehouse.bench.datastream_avro import avro_container, mysql_event_schema
+from cdc_warehouse.bench.datastream_avro import DATETIME_RECORD, avro_container, mysql_event_schema
 
 from .events import _NS, MYSQL, File, _instant, _p, _Wave, land
 from .mysql import B9, B10, _mysql
@@ -60,20 +60,7 @@ PRODUCTS_AVRO_SCHEMA = mysql_event_schema(
             "name": "local_dt",
             "type": [
                 _OPT,
-                {
-                    "type": "record",
-                    "name": "datetime",
-                    "fields": [
-                        {
-                            "name": "date",
-                            "type": {"type": "int", "logicalType": "date"},
-                        },
-                        {
-                            "name": "time",
-                            "type": {"type": "long", "logicalType": "time-micros"},
-                        },
-                    ],
-                },
+                DATETIME_RECORD,
             ],
         },
         {"name": "thumbnail", "type": [_OPT, "bytes"]},
