@@ -55,13 +55,13 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from decimal import Decimal
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import fastavro
 import numpy as np
@@ -481,23 +481,37 @@ def _datastream_line(plan: Plan, i: int, seed: int, source: int) -> str:
     )
 
 
-def _datastream_file(chunk: Chunk, plan: Plan, seed: int) -> tuple[list[str], FileStats]:
+# A Datastream event as a file format holds it: a JSON line, or an Avro record.
+_Event = TypeVar("_Event")
+
+
+def _datastream_events(
+    chunk: Chunk, plan: Plan, seed: int, build: Callable[[int], _Event]
+) -> tuple[list[_Event], FileStats]:
+    """The chunk's events built by `build(index)`, each redelivered event twice in a row (the
+    same redeliveries whether the file is written as JSON lines or as Avro)."""
     stats = FileStats()
     rng = np.random.default_rng(
         [seed, 11, chunk.wave, int(chunk.index[0]) if len(chunk.index) else 0]
     )
     dups = _dup_mask(len(chunk.index), rng)
-    lines = []
+    events: list[_Event] = []
     for j, i in enumerate(chunk.index):
-        line = _datastream_line(plan, int(i), seed, chunk.table)
-        lines.append(line)
+        event = build(int(i))
+        events.append(event)
         stats.events += 1
         stats.late_events += int(plan.pos[i] != int(plan.pos[i]))
         if dups[j]:
-            lines.append(line)
+            events.append(event)
             stats.duplicates += 1
-    stats.lines = len(lines)
-    return lines, stats
+    stats.lines = len(events)
+    return events, stats
+
+
+def _datastream_file(chunk: Chunk, plan: Plan, seed: int) -> tuple[list[str], FileStats]:
+    return _datastream_events(
+        chunk, plan, seed, lambda i: _datastream_line(plan, i, seed, chunk.table)
+    )
 
 
 def _nullable(kind: Any) -> list[Any]:
@@ -569,21 +583,11 @@ def _datastream_avro_record(plan: Plan, i: int, seed: int) -> dict[str, Any]:
 def _datastream_avro_file(chunk: Chunk, plan: Plan, seed: int) -> tuple[bytes, FileStats]:
     """An Avro object container file of the chunk's events (with the same redeliveries as a
     JSON file would have), its sync marker a function of the seed and the chunk."""
-    stats = FileStats(avro_files=1)
+    records, stats = _datastream_events(
+        chunk, plan, seed, lambda i: _datastream_avro_record(plan, i, seed)
+    )
+    stats.avro_files, stats.avro_events = 1, stats.events
     first = int(chunk.index[0]) if len(chunk.index) else 0
-    rng = np.random.default_rng([seed, 11, chunk.wave, first])
-    dups = _dup_mask(len(chunk.index), rng)
-    records = []
-    for j, i in enumerate(chunk.index):
-        record = _datastream_avro_record(plan, int(i), seed)
-        records.append(record)
-        stats.events += 1
-        stats.avro_events += 1
-        stats.late_events += int(plan.pos[i] != int(plan.pos[i]))
-        if dups[j]:
-            records.append(record)
-            stats.duplicates += 1
-    stats.lines = len(records)
     out = io.BytesIO()
     marker = np.random.default_rng([seed, 29, chunk.wave, first]).bytes(16)
     fastavro.writer(out, _DS_AVRO_PARSED, records, sync_marker=marker)
