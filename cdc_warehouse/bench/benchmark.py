@@ -43,6 +43,7 @@ from typing import Any
 
 from cdc_warehouse.bench import workload
 from cdc_warehouse.settings import PROJECT_DIR, load_settings
+from python_udfs.json_values import canonical_json
 
 # The phases that land on a copy of the full build: the two top-ups, then the small file.
 INCREMENTAL_PHASES = (*workload.TOPUP_MODES, workload.SMALL_FILE)
@@ -233,8 +234,6 @@ def _self_peaks() -> dict[str, int]:
 def _sample_identity(family: str, row: dict[str, Any]) -> tuple[str, str, str, str]:
     """(source_system, source_name, source_table, key_json) of an expected row: cdc_current's
     unique key, key_json in its canonical text."""
-    from python_udfs.json_values import canonical_json
-
     return family, row["source_name"], row["source_table"], canonical_json(row["key"])
 
 
@@ -756,8 +755,6 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     args = parser.parse_args(argv)
     args.argv = list(argv)
     if args.work is None:
-        from cdc_warehouse.settings import PROJECT_DIR
-
         args.work = PROJECT_DIR / "bench" / str(args.scale)
     return args
 
