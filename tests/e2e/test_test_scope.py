@@ -2,7 +2,8 @@
 history or current row of a key the run did not change, a typed row that does not fit its type,
 a Spanner change applied before its parent partition finished and a key registered twice, all
 from an earlier run, pass the first and fail the second. Typed column discovery follows the
-same scope."""
+same scope. A version with no valid_from and an unknown op fails the marts' row rules, which
+name both."""
 
 from __future__ import annotations
 
@@ -161,6 +162,29 @@ def failed_tests(pipeline: Pipeline) -> set[str]:
     return set(failing_rows(pipeline))
 
 
+def version_breaking_row_rules(spark) -> None:
+    """Product 101's version again as product 103 with no valid_from and an op no source
+    makes, in a cohort no run rewrites."""
+    broken = (
+        spark.table("cdc_history")
+        .where("source_table = 'shop.products' and key_json = '{\"id\":101}'")
+        .withColumn("key_json", F.lit('{"id":103}'))
+        .withColumn("op", F.lit("upsert"))
+        .withColumn("valid_from", F.lit(None).cast("timestamp"))
+        .withColumn("key_cohort", F.lit(UNTOUCHED_COHORT))
+    )
+    assert broken.count() == 1
+    broken.write.insertInto("cdc_history")
+
+
+def broken_rules(pipeline: Pipeline, test: str) -> list[str]:
+    """What a `row_rules` test's failing rows say they break, from the SQL the last dbt command
+    compiled for it."""
+    compiled = Path(pipeline.warehouse_dir, "_dbt/target/compiled")
+    (path,) = compiled.rglob(f"{test}.sql")
+    return sorted(row.broken_rules for row in pipeline.spark().sql(path.read_text()).collect())
+
+
 def merged_partitions(pipeline: Pipeline, mart: str) -> set[int]:
     """The key cohorts the last MERGE into `mart` named (macros/utils/merge_rows.sql)."""
     run_sql = pipeline.warehouse_dir / "_dbt/target/run/cdc_warehouse/models/marts" / f"{mart}.sql"
@@ -227,6 +251,7 @@ def test_run_checks_what_it_rewrote_and_dbt_test_checks_everything(
     # The run looked for new typed columns only in the rows it wrote.
     assert "legacy_code" not in pipeline.spark().table("shop_products_current").columns
 
+    version_breaking_row_rules(pipeline.spark())
     assert pipeline.cdcw("dbt", "test", *DBT_VARS) == 1
     # Any `cdcw dbt` command may change the marts: the next run must not trust the last build.
     assert build_record.read(pipeline.warehouse_dir / "_dbt") is None
@@ -237,6 +262,10 @@ def test_run_checks_what_it_rewrote_and_dbt_test_checks_everything(
         "spanner_children_after_their_parents",
         REGISTRY_UNIQUE,
     } <= failed_tests(pipeline)
+    assert failing_rows(pipeline)["history_rows_hold_their_values"] == 1
+    assert broken_rules(pipeline, "history_rows_hold_their_values") == [
+        "valid_from is null, op not in (insert, update, snapshot)"
+    ]
     assert pipeline.cdcw("dbt", "run", "--select", "shop_products_current", *DBT_VARS) == 0
     assert "legacy_code" in pipeline.spark().table("shop_products_current").columns
     monkeypatch.setenv("CDC_TEST_SCOPE", "all")
