@@ -18,12 +18,12 @@ from xdist.scheduler import LoadScopeScheduling
 # the user's cache nor map one from there; tests/e2e/test_class_archive.py sets its own.
 os.environ["CDC_CLASS_ARCHIVE"] = "off"
 # The suite's tables hold a few thousand rows: Spark runs its plans without whole-stage code
-# generation, which costs the suite's JVMs (and their JIT compilers) less CPU per build than
-# generating and compiling code per query (docs/benchmarks/journal.md). Not expressions
-# interpreted too (`factoryMode=NO_CODEGEN`): Spark then cannot decode the catalog's own table
-# list (EXPRESSION_DECODING_FAILED in `cdcw maintain` and `cdcw upgrade`). The benchmark keeps
-# Spark's defaults.
-os.environ["CDC_SQL_CONF"] = "spark.sql.codegen.wholeStage=false"
+# generation and interprets its expressions, which costs the suite's JVMs (and their JIT
+# compilers) less CPU per build than generating and compiling code per query and per task
+# (docs/benchmarks/journal.md). The benchmark keeps Spark's defaults.
+os.environ["CDC_SQL_CONF"] = (
+    "spark.sql.codegen.wholeStage=false;spark.sql.codegen.factoryMode=NO_CODEGEN"
+)
 
 TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
 # `cdcw run` arguments for a run whose marts are compared with a reference run in which the
