@@ -25,10 +25,11 @@ os.environ["CDC_SQL_CONF"] = (
     "spark.sql.codegen.wholeStage=false;spark.sql.codegen.factoryMode=NO_CODEGEN"
 )
 # Most of the suite's JVMs live for one small run (the killed and resumed runs, the cluster
-# modes, the benchmark's phases): their C2 compiler compiles a method only after ten times the
-# usual calls, since a short process spends more on C2's compilations than their code saves it,
-# and C1's code carries the rest. Every JVM the suite starts, its workers' included, inherits
-# this; the benchmark keeps the JVM's defaults.
+# modes, the benchmark's phases): their C2 compiler takes a method only once it has been called
+# or looped tens of thousands of times (each Tier4 threshold 4-33 times its default), since a
+# short process spends more on C2's compilations than their code saves it, and C1's code
+# carries the rest. Every JVM the suite starts, its workers' included, inherits this; the
+# benchmark keeps the JVM's defaults.
 os.environ["JDK_JAVA_OPTIONS"] = " ".join(
     [
         os.environ.get("JDK_JAVA_OPTIONS", ""),

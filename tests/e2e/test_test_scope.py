@@ -63,21 +63,22 @@ def insert_row(spark, table: str, **values: Any) -> None:
     spark.createDataFrame([row], schema).write.insertInto(table)
 
 
+def copy_of_product_101(spark, table: str, key_json: str, **changed: Any) -> None:
+    """Product 101's row of `table` again under `key_json`, with the `changed` columns (Spark
+    column expressions), in a cohort no run rewrites."""
+    copy = spark.table(table).where("source_table = 'shop.products' and key_json = '{\"id\":101}'")
+    for column, value in {**changed, "key_json": F.lit(key_json)}.items():
+        copy = copy.withColumn(column, value)
+    copy = copy.withColumn("key_cohort", F.lit(UNTOUCHED_COHORT))
+    assert copy.count() == 1
+    copy.write.insertInto(table)
+
+
 def copy_with_misfit_stock(spark, table: str) -> None:
     """Product 101's row again as product 102, its stock not an int and with a column no event
-    brought, in a cohort no run rewrites."""
-    misfit = (
-        spark.table(table)
-        .where("source_table = 'shop.products'")
-        .withColumn("key_json", F.lit('{"id":102}'))
-        .withColumn(
-            "row_json",
-            F.regexp_replace("row_json", '"stock":5', '"legacy_code":"X1","stock":"many"'),
-        )
-        .withColumn("key_cohort", F.lit(UNTOUCHED_COHORT))
-    )
-    assert misfit.count() == 1
-    misfit.write.insertInto(table)
+    brought."""
+    misfit_row = F.regexp_replace("row_json", '"stock":5', '"legacy_code":"X1","stock":"many"')
+    copy_of_product_101(spark, table, '{"id":102}', row_json=misfit_row)
 
 
 def released_before_its_parent_finished(spark) -> None:
@@ -164,17 +165,14 @@ def failed_tests(pipeline: Pipeline) -> set[str]:
 
 def version_breaking_row_rules(spark) -> None:
     """Product 101's version again as product 103 with no valid_from and an op no source
-    makes, in a cohort no run rewrites."""
-    broken = (
-        spark.table("cdc_history")
-        .where("source_table = 'shop.products' and key_json = '{\"id\":101}'")
-        .withColumn("key_json", F.lit('{"id":103}'))
-        .withColumn("op", F.lit("upsert"))
-        .withColumn("valid_from", F.lit(None).cast("timestamp"))
-        .withColumn("key_cohort", F.lit(UNTOUCHED_COHORT))
+    makes."""
+    copy_of_product_101(
+        spark,
+        "cdc_history",
+        '{"id":103}',
+        op=F.lit("upsert"),
+        valid_from=F.lit(None).cast("timestamp"),
     )
-    assert broken.count() == 1
-    broken.write.insertInto("cdc_history")
 
 
 def broken_rules(pipeline: Pipeline, test: str) -> list[str]:
