@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
 from cdc_warehouse.table_format import tag_commits
@@ -120,26 +120,32 @@ MANIFEST_COLUMNS = (
 
 
 def ensure_raw_tables(spark: SparkSession, tables: RawTables) -> None:
+    """Create what is missing; a warehouse that has them all costs one catalog listing."""
     spark.sql(f"create database if not exists {tables.schema}")
-    spark.sql(
-        f"""create table if not exists {tables.manifest} (
-              family string, source_name string, file_path string, size_bytes bigint,
-              landed_at timestamp, landing_run bigint)
-            using delta"""
-    )
-    # Added to the manifest of earlier versions too (null on their rows).
-    have = set(spark.table(tables.manifest).columns)
-    missing = [column for column in MANIFEST_FILE_STATE if column.split()[0] not in have]
-    if missing:
-        spark.sql(f"alter table {tables.manifest} add columns ({', '.join(missing)})")
-    spark.sql(
-        f"""create table if not exists {tables.unread} (
-              file_path string, size_bytes bigint, seen_at timestamp, landing_run bigint)
-            using delta"""
-    )
-    for family in FAMILIES:
+    existing = {row.tableName for row in spark.sql(f"show tables in {tables.schema}").collect()}
+
+    def missing(table: str) -> bool:
+        return table.split(".")[-1] not in existing
+
+    if missing(tables.manifest):
+        spark.sql(f"create table {tables.manifest} ({MANIFEST_COLUMNS}) using delta")
+    else:
+        # Added to the manifest of earlier versions too (null on their rows).
+        have = set(spark.table(tables.manifest).columns)
+        added = [column for column in MANIFEST_FILE_STATE if column.split()[0] not in have]
+        if added:
+            spark.sql(f"alter table {tables.manifest} add columns ({', '.join(added)})")
+    if missing(tables.unread):
         spark.sql(
-            f"""create table if not exists {tables.lines(family)} (
+            f"""create table {tables.unread} (
+                  file_path string, size_bytes bigint, seen_at timestamp, landing_run bigint)
+                using delta"""
+        )
+    for family in FAMILIES:
+        if not missing(tables.lines(family)):
+            continue
+        spark.sql(
+            f"""create table {tables.lines(family)} (
                   source_name string, file_path string, line_number bigint, line string,
                   load_error string, landed_at timestamp, landing_run bigint)
                 using delta partitioned by (landing_run)"""
@@ -206,10 +212,6 @@ def families_landed_after(spark: SparkSession, tables: RawTables, run: int) -> l
     ).collect()
     landed = {row.family for row in rows}
     return [family for family in FAMILIES if family.name in landed]
-
-
-def _next_landing_run(spark: SparkSession, tables: RawTables) -> int:
-    return newest_landing_run(spark, tables) + 1
 
 
 FINGERPRINT_BYTES = 64 * 1024
@@ -312,23 +314,32 @@ def _finished(stat: os.stat_result, wait_seconds: int, now_us: int) -> bool:
     return now_us - _modified_us(stat) >= wait_seconds * 1_000_000
 
 
-def _landed_states(spark: SparkSession, tables: RawTables, family: Family) -> dict[str, FileState]:
-    """The state of each of the family's landed files after its newest landing."""
+@dataclass(frozen=True)
+class Manifest:
+    """What the manifest says before a run: the newest landing run it records (0: none yet)
+    and, per family, the state of each landed file after its newest landing."""
+
+    newest_run: int
+    states: dict[str, dict[str, FileState]]
+
+
+def _read_manifest(spark: SparkSession, tables: RawTables) -> Manifest:
+    """One read of the manifest for every family, and the run number with it."""
     rows = spark.sql(
-        f"""select file_path, max_by(
+        f"""select family, file_path, max(landing_run) as landing_run, max_by(
                   struct(size_bytes, line_count, modified_us, fingerprint), landing_run
               ) as state
-            from {tables.manifest} where family = '{family.name}' group by file_path"""
+            from {tables.manifest} group by family, file_path"""
     ).collect()
-    return {
-        row.file_path: FileState(
+    states: dict[str, dict[str, FileState]] = {family.name: {} for family in FAMILIES}
+    for row in rows:
+        states.setdefault(row.family, {})[row.file_path] = FileState(
             row.state.size_bytes or 0,
             row.state.line_count,
             row.state.modified_us,
             row.state.fingerprint,
         )
-        for row in rows
-    }
+    return Manifest(max((row.landing_run for row in rows), default=0), states)
 
 
 def _state_now(path: Path, stat: os.stat_result, finished: bool) -> FileState:
@@ -396,17 +407,32 @@ def _landed_bytes_unchanged(path: Path, known: FileState) -> bool:
     return known.fingerprint is None or fingerprint(path, known.size_bytes) == known.fingerprint
 
 
-def _resumed_files(
-    spark: SparkSession, tables: RawTables, family: Family, run: int
-) -> list[tuple[str, Path, int]]:
-    """(source_name, path, last line position) of the files whose lines an interrupted landing
-    of `run` committed to the family's table before the manifest recorded them."""
-    rows = spark.sql(
-        f"""select source_name, file_path, max(line_number) as last_line
-            from {tables.lines(family)} where landing_run = {run}
-            group by source_name, file_path"""
-    ).collect()
-    return [(row.source_name, Path(row.file_path), row.last_line) for row in rows]
+@dataclass(frozen=True)
+class Resumed:
+    """A file whose lines an interrupted landing of this run number committed to its family's
+    table before the manifest recorded it: its last line position and how many lines it has."""
+
+    source_name: str
+    path: Path
+    last_line: int
+    lines: int
+
+
+def _resumed_files(spark: SparkSession, tables: RawTables, run: int) -> dict[str, list[Resumed]]:
+    """Per family, the files an interrupted landing of `run` committed (one query for all)."""
+    per_family = " union all ".join(
+        f"""select '{family.name}' as family, source_name, file_path,
+                  max(line_number) as last_line, count(*) as lines
+              from {tables.lines(family)} where landing_run = {run}
+              group by source_name, file_path"""
+        for family in FAMILIES
+    )
+    resumed: dict[str, list[Resumed]] = {family.name: [] for family in FAMILIES}
+    for row in spark.sql(per_family).collect():
+        resumed[row.family].append(
+            Resumed(row.source_name, Path(row.file_path), row.last_line, row.lines)
+        )
+    return resumed
 
 
 def _resumed_state(path: Path, last_line: int, wait_seconds: int, now_us: int) -> FileState:
@@ -548,8 +574,14 @@ def _record_manifest(spark: SparkSession, tables: RawTables, rows: list[tuple]) 
     spark.createDataFrame(rows, MANIFEST_COLUMNS).write.insertInto(tables.manifest)
 
 
-def _lines_of_run(spark: SparkSession, tables: RawTables, family: Family, run: int) -> int:
-    return spark.table(tables.lines(family)).where(F.col("landing_run") == run).count()
+def _append_lines(spark: SparkSession, tables: RawTables, family: Family, batch: DataFrame) -> int:
+    """Append a family's lines (one Delta commit) and return how many there were, counted as
+    they are written rather than by reading them back."""
+    observation = Observation(f"landed_{family.name}")
+    batch.observe(observation, F.count(F.lit(1)).alias("lines")).write.insertInto(
+        tables.lines(family)
+    )
+    return int(observation.get["lines"])
 
 
 def _size_now(path: Path) -> int | None:
@@ -567,36 +599,37 @@ def land(
     files that changed, then record them all in the manifest; finish first what an interrupted
     run of the same number began."""
     ensure_raw_tables(spark, tables)
-    run = _next_landing_run(spark, tables)
+    manifest = _read_manifest(spark, tables)
+    run = manifest.newest_run + 1
     tag_commits(spark, run)
     landed_at = datetime.now(UTC).replace(tzinfo=None)
     now_us = time.time_ns() // 1000
     manifest_rows: list[tuple] = []
     total_lines = 0
     conflicted: list[Path] = []
+    resumed_by_family = _resumed_files(spark, tables, run)
     for family in FAMILIES:
-        resumed = _resumed_files(spark, tables, family, run)
+        resumed = resumed_by_family[family.name]
         manifest_rows.extend(
             _manifest_row(
                 family,
-                source,
-                path,
-                _resumed_state(path, last_line, partial_line_wait_seconds, now_us),
+                r.source_name,
+                r.path,
+                _resumed_state(r.path, r.last_line, partial_line_wait_seconds, now_us),
                 landed_at,
                 run,
             )
-            for source, path, last_line in resumed
+            for r in resumed
         )
-        resumed_paths = {str(path) for _, path, _ in resumed}
+        total_lines += sum(r.lines for r in resumed)
+        resumed_paths = {str(r.path) for r in resumed}
         arrivals, conflicts = plan_landing(
             [f for f in list_family_files(landing_root, family) if str(f[1]) not in resumed_paths],
-            _landed_states(spark, tables, family),
+            manifest.states[family.name],
             partial_line_wait_seconds,
             now_us,
         )
         if not arrivals and not conflicts:
-            if resumed:
-                total_lines += _lines_of_run(spark, tables, family, run)
             continue
         frames = []
         text = [a for a in arrivals if a.path.name.endswith(family.text_suffixes)]
@@ -620,8 +653,7 @@ def land(
         # Twice the largest size seen: a file that grows before Spark lists it stays whole.
         largest = max((_size_now(a.path) or 0 for a in arrivals), default=0)
         with _one_partition_per_file(spark, 2 * largest):
-            batch.write.insertInto(tables.lines(family))
-        total_lines += _lines_of_run(spark, tables, family, run)
+            total_lines += _append_lines(spark, tables, family, batch)
         manifest_rows.extend(
             _manifest_row(family, a.source_name, a.path, a.state, landed_at, run) for a in arrivals
         )

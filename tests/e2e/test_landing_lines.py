@@ -205,7 +205,7 @@ class Killed(BaseException):
 
 @pytest.mark.parametrize("cut", ["after the first family", "before the manifest"])
 def test_a_landing_cut_short_is_finished_by_the_next_run_without_landing_twice(
-    java_available, tmp_path, monkeypatch, cut
+    java_available, tmp_path, monkeypatch, capsys, cut
 ):
     pipeline = Pipeline(tmp_path)
     files = {
@@ -219,8 +219,14 @@ def test_a_landing_cut_short_is_finished_by_the_next_run_without_landing_twice(
     def killed(*_: object) -> None:
         raise Killed
 
+    append_lines = landing._append_lines
+
+    def killed_after_append(*args: object) -> None:
+        append_lines(*args)  # type: ignore[arg-type]
+        raise Killed
+
     if cut == "after the first family":
-        monkeypatch.setattr(landing, "_lines_of_run", killed)
+        monkeypatch.setattr(landing, "_append_lines", killed_after_append)
     else:
         monkeypatch.setattr(landing, "_record_manifest", killed)
     with pytest.raises(Killed):
@@ -244,8 +250,11 @@ def test_a_landing_cut_short_is_finished_by_the_next_run_without_landing_twice(
     # A file that arrives before the next run lands in the same run.
     files["datastream/s/d.jsonl"] = ['{"d": 1}']
     write_bytes(pipeline, "datastream/s/d.jsonl", b'{"d": 1}\n')
+    capsys.readouterr()
 
     assert pipeline.cdcw("land") == 0
+    # The run's count holds the lines the cut run committed as well as its own.
+    assert "landing run 1: 4 new or grown files, 7 lines from" in capsys.readouterr().err
 
     for family in ("datastream", "debezium", "pgoutput"):
         landed = [
