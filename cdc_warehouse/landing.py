@@ -513,7 +513,11 @@ def _text_lines(spark: SparkSession, arrivals: list[Arrival]) -> DataFrame:
     numbered = spark.read.text(uris, lineSep="\n").select(
         _local_path(F.col("_metadata.file_path")).alias("path"),
         (F.monotonically_increasing_id().bitwiseAND(ROW_POSITION_BITS) + 1).alias("line_number"),
-        F.expr("trim(trailing '\\r' from value)").alias("line"),
+        # Trimming a character list indexes every character of the line: only a CRLF line
+        # pays for it.
+        F.when(F.col("value").endswith("\r"), F.expr("trim(trailing '\\r' from value)"))
+        .otherwise(F.col("value"))
+        .alias("line"),
     )
     # Coalescing keeps the numbering, which was taken per input partition.
     return (
