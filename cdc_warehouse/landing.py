@@ -117,6 +117,7 @@ MANIFEST_COLUMNS = (
     "family string, source_name string, file_path string, size_bytes bigint, "
     "landed_at timestamp, landing_run bigint, " + ", ".join(MANIFEST_FILE_STATE)
 )
+UNREAD_COLUMNS = "file_path string, size_bytes bigint, seen_at timestamp, landing_run bigint"
 
 
 def ensure_raw_tables(spark: SparkSession, tables: RawTables) -> None:
@@ -136,11 +137,7 @@ def ensure_raw_tables(spark: SparkSession, tables: RawTables) -> None:
         if added:
             spark.sql(f"alter table {tables.manifest} add columns ({', '.join(added)})")
     if missing(tables.unread):
-        spark.sql(
-            f"""create table {tables.unread} (
-                  file_path string, size_bytes bigint, seen_at timestamp, landing_run bigint)
-                using delta"""
-        )
+        spark.sql(f"create table {tables.unread} ({UNREAD_COLUMNS}) using delta")
     for family in FAMILIES:
         if not missing(tables.lines(family)):
             continue
@@ -196,7 +193,7 @@ def _record_unread(
     """Replace the list of unread files with this run's (one commit)."""
     spark.createDataFrame(
         [(str(path), _size_now(path), seen_at, run) for path in paths],
-        "file_path string, size_bytes bigint, seen_at timestamp, landing_run bigint",
+        UNREAD_COLUMNS,
     ).write.insertInto(tables.unread, overwrite=True)
 
 
@@ -578,7 +575,7 @@ def _record_manifest(spark: SparkSession, tables: RawTables, rows: list[tuple]) 
     spark.createDataFrame(rows, MANIFEST_COLUMNS).write.insertInto(tables.manifest)
 
 
-def _append_lines(spark: SparkSession, tables: RawTables, family: Family, batch: DataFrame) -> int:
+def _append_lines(tables: RawTables, family: Family, batch: DataFrame) -> int:
     """Append a family's lines (one Delta commit) and return how many there were, counted as
     they are written rather than by reading them back."""
     observation = Observation(f"landed_{family.name}")
@@ -657,7 +654,7 @@ def land(
         # Twice the largest size seen: a file that grows before Spark lists it stays whole.
         largest = max((_size_now(a.path) or 0 for a in arrivals), default=0)
         with _one_partition_per_file(spark, 2 * largest):
-            total_lines += _append_lines(spark, tables, family, batch)
+            total_lines += _append_lines(tables, family, batch)
         manifest_rows.extend(
             _manifest_row(family, a.source_name, a.path, a.state, landed_at, run) for a in arrivals
         )
