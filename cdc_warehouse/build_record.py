@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from cdc_warehouse.class_archive import CLASS_ARCHIVE
+from cdc_warehouse.files import replace_text
 from cdc_warehouse.settings import ALWAYS_BUILD
 
 # Settings that change how a build runs, not what it writes.
@@ -98,9 +99,7 @@ def read(dbt_dir: Path) -> BuildRecord | None:
 def write(dbt_dir: Path, landing_run: int, digest: str) -> None:
     record = BuildRecord(landing_run, digest, datetime.now(UTC).isoformat(timespec="seconds"))
     dbt_dir.mkdir(parents=True, exist_ok=True)
-    partial = dbt_dir / f"{RECORD_FILE}.partial"
-    partial.write_text(json.dumps(asdict(record)))
-    partial.replace(dbt_dir / RECORD_FILE)
+    replace_text(dbt_dir / RECORD_FILE, json.dumps(asdict(record)))
 
 
 def forget(dbt_dir: Path) -> None:

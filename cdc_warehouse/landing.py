@@ -118,6 +118,11 @@ MANIFEST_COLUMNS = (
     "landed_at timestamp, landing_run bigint, " + ", ".join(MANIFEST_FILE_STATE)
 )
 UNREAD_COLUMNS = "file_path string, size_bytes bigint, seen_at timestamp, landing_run bigint"
+# A raw line table: a record line as the readers make it, then when and by which run it landed.
+LINE_COLUMNS = ", ".join(
+    [f"{field.name} {field.dataType.simpleString()}" for field in RECORD_LINE.fields]
+    + ["landed_at timestamp", "landing_run bigint"]
+)
 
 
 def ensure_raw_tables(spark: SparkSession, tables: RawTables) -> None:
@@ -142,10 +147,8 @@ def ensure_raw_tables(spark: SparkSession, tables: RawTables) -> None:
         if not missing(tables.lines(family)):
             continue
         spark.sql(
-            f"""create table {tables.lines(family)} (
-                  source_name string, file_path string, line_number bigint, line string,
-                  load_error string, landed_at timestamp, landing_run bigint)
-                using delta partitioned by (landing_run)"""
+            f"create table {tables.lines(family)} ({LINE_COLUMNS}) "
+            "using delta partitioned by (landing_run)"
         )
 
 

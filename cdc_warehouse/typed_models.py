@@ -15,6 +15,8 @@ from typing import Any
 
 import yaml
 
+from cdc_warehouse.files import replace_text
+
 # The columns a typed model takes from cdc_current or cdc_history, in the order
 # macros/marts/typed_models.sql (`typed_system_columns`) gives them; tests/unit/test_typed_models.py
 # ties the two.
@@ -163,7 +165,8 @@ def plan(
 
 def write(out_dir: Path, planned: Mapping[str, list[dict[str, Any]]]) -> list[Path]:
     """The models' `.sql` files and their entries appended to the folder's yml; returns what was
-    written."""
+    written. The yml comes last: a process killed before it leaves models without entries,
+    which the next run writes again, never a yml cut short."""
     out_dir.mkdir(parents=True, exist_ok=True)
     yml_path = out_dir / GENERATED_YML
     document = yaml.safe_load(yml_path.read_text()) if yml_path.exists() else None
@@ -173,11 +176,11 @@ def write(out_dir: Path, planned: Mapping[str, list[dict[str, Any]]]) -> list[Pa
         for entry in planned[name]:
             state = entry["name"].removeprefix(f"{name}_")
             sql_path = out_dir / f"{entry['name']}.sql"
-            sql_path.write_text(MODEL_SQL[state])
+            replace_text(sql_path, MODEL_SQL[state])
             written.append(sql_path)
             document["models"].append(entry)
     if written:
-        yml_path.write_text(YML_HEADER + yaml.safe_dump(document, sort_keys=False, width=100))
+        replace_text(yml_path, YML_HEADER + yaml.safe_dump(document, sort_keys=False, width=100))
         written.append(yml_path)
     return written
 

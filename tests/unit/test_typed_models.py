@@ -3,6 +3,9 @@ leaves alone, and the system columns it shares with macros/marts/typed_models.sq
 
 from __future__ import annotations
 
+import resource
+import subprocess
+import sys
 from pathlib import Path
 
 import yaml
@@ -100,3 +103,52 @@ def test_a_second_run_appends_the_new_tables_and_rewrites_none(tmp_path: Path):
         "app__users_history",
     ]
     assert typed_models.plan(columns, typed_models.typed_sources(project / "models")) == {}
+
+
+# Run in a child whose files may not grow past a limit, so that the OS stops its write midway as
+# a kill would: the child only plans and writes, like `cdcw generate-typed-models`.
+CUT_SHORT_WRITE = """
+import sys
+from pathlib import Path
+from cdc_warehouse import typed_models
+from cdc_warehouse.typed_models import SourceColumn, SourceTable
+users = SourceTable("spanner", "app", "Users")
+columns = [SourceColumn(f"Column{n}", "STRING", "string") for n in range(40)]
+typed_models.write(Path(sys.argv[1]), typed_models.plan({users: columns}, set()))
+"""
+
+
+def test_a_write_cut_short_leaves_the_yml_whole_and_the_next_run_completes_it(tmp_path: Path):
+    project = tmp_path / "project"
+    out = project / typed_models.GENERATED_DIR
+    typed_models.write(out, typed_models.plan({ORDERS: ORDERS_COLUMNS}, set()))
+    yml = out / "_generated.yml"
+    before = yml.read_text()
+    limit = len(before.encode()) + 64  # room for the .sql files, not for the grown yml
+
+    def limit_file_size() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    child = subprocess.run(
+        [sys.executable, "-c", CUT_SHORT_WRITE, str(out)],
+        preexec_fn=limit_file_size,
+        capture_output=True,
+        text=True,
+        cwd=PROJECT_DIR,
+    )
+    assert child.returncode != 0 and "File too large" in child.stderr
+    assert yml.read_text() == before
+    assert typed_models.typed_sources(project / "models") == {ORDERS}
+
+    users = SourceTable("spanner", "app", "Users")
+    planned = typed_models.plan(
+        {ORDERS: ORDERS_COLUMNS, users: [SourceColumn("UserId", "INT64", "bigint")]},
+        typed_models.typed_sources(project / "models"),
+    )
+    assert list(planned) == ["app__users"]
+    typed_models.write(out, planned)
+    document = yaml.safe_load(yml.read_text())
+    assert [model["name"] for model in document["models"]][-2:] == [
+        "app__users_current",
+        "app__users_history",
+    ]
