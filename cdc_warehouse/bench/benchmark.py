@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from cdc_warehouse.bench import workload
+from cdc_warehouse.files import replace_text
 from cdc_warehouse.settings import PROJECT_DIR, load_settings
 from python_udfs.json_values import canonical_json
 
@@ -409,7 +410,7 @@ def run_phase(phase: str, work: Path, result_path: Path, discard_landed: bool = 
                     }
                 result["sanity"] = _sanity(spark, sample)
     result.update(_self_peaks())
-    result_path.write_text(json.dumps(result, indent=2) + "\n")
+    replace_text(result_path, json.dumps(result, indent=2) + "\n")
     return 0
 
 
@@ -465,7 +466,7 @@ def _run_child(phase: str, work: Path, discard_landed: bool = False) -> dict[str
     }
     result["rss_samples"] = sampler.samples
     # Complete, so that a later --reuse-full run reports this phase as measured here.
-    result_path.write_text(json.dumps(result, indent=2) + "\n")
+    replace_text(result_path, json.dumps(result, indent=2) + "\n")
     return result
 
 
@@ -773,7 +774,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         manifest = {"families": document["workload"]["families"]}
         document["ratios"] = _summary(document["phases"], manifest, document["families_landed"])
         document["targets"] = TARGETS
-        path.write_text(json.dumps(document, indent=2) + "\n")
+        replace_text(path, json.dumps(document, indent=2) + "\n")
         print(format_table(document))
         return 0
     args = parse_args(argv)
@@ -781,7 +782,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(format_table(document))
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(document, indent=2) + "\n")
+        replace_text(args.out, json.dumps(document, indent=2) + "\n")
     return 0
 
 

@@ -68,6 +68,7 @@ import numpy as np
 
 from cdc_warehouse.bench import pgoutput_encoder as pg
 from cdc_warehouse.bench.datastream_avro import mysql_event_schema
+from cdc_warehouse.files import replace_text
 from python_udfs.json_values import normalize
 
 FAMILIES: tuple[str, ...] = ("datastream", "debezium", "pgoutput", "spanner")
@@ -1876,8 +1877,8 @@ def generate(spec: Spec, out: Path | str) -> dict[str, Any]:
         "families": facts,
         "small_file": small_file,
     }
-    (out / SAMPLE_FILE).write_text(json.dumps(samples, indent=1) + "\n")
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    replace_text(out / SAMPLE_FILE, json.dumps(samples, indent=1) + "\n")
+    replace_text(out / "manifest.json", json.dumps(manifest, indent=2) + "\n")
     return manifest
 
 
