@@ -7,7 +7,7 @@ from __future__ import annotations
 import fcntl
 import os
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -164,37 +164,29 @@ def land_files(spark, settings: Settings) -> LandingReport:
     return report
 
 
-def with_dbt_vars(args: Sequence[str], extra: Mapping[str, object]) -> list[str]:
-    """The dbt arguments with `extra` vars added; a var the caller passed keeps its value."""
-    import yaml
-
-    full = list(args)
-    if not extra:
-        return full
-
-    def merged(given: str) -> str:
-        return yaml.safe_dump({**extra, **(yaml.safe_load(given) or {})}, default_flow_style=True)
-
-    for index, arg in enumerate(full):
-        if arg == "--vars" and index + 1 < len(full):
-            full[index + 1] = merged(full[index + 1])
-            return full
-        if arg.startswith("--vars="):
-            full[index] = "--vars=" + merged(arg.removeprefix("--vars="))
-            return full
-    return [*full, "--vars", merged("{}")]
+# The session setting through which `cdcw run` tells the marts' tests which rows its build wrote
+# (macros/marts/test_scope.sql): a setting rather than a dbt var, so that dbt's parse of the
+# project stays valid from one run to the next.
+TEST_SCOPE_SETTING = "cdc.test_from_landing_run"
 
 
-def test_scope_vars(
+def tested_from_run(
     built_through: int | None, dbt_build_args: Sequence[str], test_every_row: bool = False
-) -> dict[str, int]:
+) -> int | None:
     """`cdcw run` tests only what its build rewrites (macros/marts/test_scope.sql): rows of landing
     runs after `built_through`, the newest run cdc_history reflected before the build. A full
     refresh rewrites everything, so it tests everything; so does CDC_TEST_SCOPE=all
-    (`test_every_row`)."""
+    (`test_every_row`). None: every row."""
     if built_through is None or "--full-refresh" in dbt_build_args or test_every_row:
-        return {}
-    return {"cdc_test_from_landing_run": built_through + 1}
+        return None
+    return built_through + 1
+
+
+def set_test_scope(spark, from_run: int | None) -> None:
+    if from_run is None:
+        spark.conf.unset(TEST_SCOPE_SETTING)
+    else:
+        spark.conf.set(TEST_SCOPE_SETTING, str(from_run))
 
 
 def history_built_through(spark, settings: Settings) -> int | None:
@@ -253,8 +245,11 @@ def build(
 ) -> bool:
     """`dbt build` as the scheduled job runs it; the marts' tests read the rows of landing runs
     after `tested_through_run` (None: every row)."""
-    scope = test_scope_vars(tested_through_run, build_args, settings.test_every_row)
-    return run_dbt(with_dbt_vars(["build", *build_args], scope), settings)
+    set_test_scope(spark, tested_from_run(tested_through_run, build_args, settings.test_every_row))
+    try:
+        return run_dbt(["build", *build_args], settings)
+    finally:
+        set_test_scope(spark, None)
 
 
 # dbt arguments with which the caller chose the nodes itself (or asked for all of them).

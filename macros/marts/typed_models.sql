@@ -86,7 +86,7 @@
         {%- set known_names = [] -%}
         {%- set rows_to_scan = 'true' -%}
         {%- set existing_view = load_relation(this) -%}
-        {%- if existing_view is not none and var('cdc_test_from_landing_run', none) is not none -%}
+        {%- if existing_view is not none and tested_from_landing_run() is not none -%}
             {%- for column in adapter.get_columns_in_relation(existing_view) -%}
                 {%- do known_names.append(column.name) -%}
             {%- endfor -%}

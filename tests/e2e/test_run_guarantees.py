@@ -1,6 +1,6 @@
 """Atomic runs and snapshot reads (Delta Lake): `cdcw run` killed with SIGKILL while it lands,
-and while it writes the change log, history or current state, leaves every table as it was or
-as the finished run would leave it; the next run completes the work, and the
+and while it writes the change log, the key states, history or current state, leaves every table
+as it was or as the finished run would leave it; the next run completes the work, and the
 marts, the raw lines and the quarantine then equal those of runs never interrupted. A reader in
 another process, checksumming cdc_current and cdc_history in a loop all the while, only ever
 sees the state before or after those runs, and the marts as of each landing run (time travel)
@@ -19,6 +19,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -77,6 +78,16 @@ def sample_waves() -> list[list[Path]]:
 
 def last_dbt_results(pipeline: Pipeline) -> dict[str, Any]:
     return json.loads((pipeline.warehouse_dir / "_dbt/target/run_results.json").read_text())
+
+
+def tested_from_run(pipeline: Pipeline) -> int | None:
+    """The first landing run whose rows the last build's tests of cdc_current read (None: all),
+    from the test as dbt ran it."""
+    compiled = pipeline.warehouse_dir / (
+        "_dbt/target/run/cdc_warehouse/models/marts/_marts.yml/one_current_row_per_key_cdc_current_.sql"
+    )
+    scope = re.search(r"last_landing_run >= (\d+)", compiled.read_text())
+    return int(scope.group(1)) if scope else None
 
 
 def built_nodes(pipeline: Pipeline) -> set[str]:
@@ -264,13 +275,14 @@ def interrupted(reference, tmp_path_factory) -> dict[str, Any]:
         model = "sql incremental model"
         for point, node in [
             ("change log", started(f"{model} cdc_internal.int_cdc__change_log", 1)),
-            ("history", started(f"{model} default.cdc_history", 2)),
+            ("key states", started(f"{model} cdc_internal.int_cdc__key_states", 1)),
+            ("history", started(f"{model} default.cdc_history", 0.5)),
             ("current", started(f"{model} default.cdc_current", 0.5)),
         ]:
             kills[point] = "Completed successfully" not in run_killed(pipeline, node)
         run_to_end(pipeline)
         recovered = built_nodes(pipeline)
-        recovery_vars = last_dbt_results(pipeline)["args"]["vars"]
+        recovery_scope = tested_from_run(pipeline)
     finally:
         stop.touch()
         reader.wait(timeout=300)
@@ -278,7 +290,7 @@ def interrupted(reference, tmp_path_factory) -> dict[str, Any]:
         "pipeline": pipeline,
         "kills": kills,
         "recovered": recovered,
-        "recovery_vars": recovery_vars,
+        "recovery_scope": recovery_scope,
         "as_of": marts_as_of_runs(pipeline, (1, 2)),
         "facts": warehouse_facts(pipeline),
         "reads": [json.loads(line) for line in reads.read_text().splitlines()],
@@ -312,6 +324,7 @@ def test_every_kill_landed_where_it_was_aimed(interrupted):
     assert interrupted["kills"] == {
         "landing": True,
         "change log": True,
+        "key states": True,
         "history": True,
         "current": True,
     }
@@ -321,7 +334,7 @@ def test_the_run_after_killed_ones_tests_every_row_they_wrote(interrupted):
     """The killed runs left the first wave's build record: the run that finishes the wave tests
     the rows of every landing run after the first (macros/marts/test_scope.sql), the killed runs'
     included."""
-    assert interrupted["recovery_vars"] == {"cdc_test_from_landing_run": 2}
+    assert interrupted["recovery_scope"] == 2
 
 
 def test_no_line_is_landed_twice_or_lost(reference, interrupted):

@@ -146,33 +146,18 @@ def test_two_state_directories_on_one_warehouse_and_prefix_are_refused(tmp_path)
 
 
 def test_run_tests_the_landing_runs_after_what_history_reflected():
-    assert steps.test_scope_vars(7, ["--select", "cdc_history+"]) == {
-        "cdc_test_from_landing_run": 8
-    }
+    assert steps.tested_from_run(7, ["--select", "cdc_history+"]) == 8
     # Nothing built yet, a full refresh, or an operator asking for everything: no scope.
-    assert steps.test_scope_vars(None, []) == {}
-    assert steps.test_scope_vars(7, ["--full-refresh"]) == {}
+    assert steps.tested_from_run(None, []) is None
+    assert steps.tested_from_run(7, ["--full-refresh"]) is None
     every_row = load_settings({"CDC_TEST_SCOPE": "all"}).test_every_row
-    assert steps.test_scope_vars(7, [], every_row) == {}
+    assert steps.tested_from_run(7, [], every_row) is None
 
 
-def test_scope_var_joins_the_callers_vars_which_win():
-    import yaml
-
-    scope = {"cdc_test_from_landing_run": 8}
-    assert steps.with_dbt_vars(["build"], {}) == ["build"]
-    added = steps.with_dbt_vars(["build", "--select", "x"], scope)
-    assert added[:3] == ["build", "--select", "x"]
-    assert yaml.safe_load(added[added.index("--vars") + 1]) == scope
-
-    merged = steps.with_dbt_vars(["build", "--vars", "{cdc_keys_per_partition: 4}"], scope)
-    assert merged.count("--vars") == 1
-    assert yaml.safe_load(merged[merged.index("--vars") + 1]) == {
-        "cdc_keys_per_partition": 4,
-        "cdc_test_from_landing_run": 8,
-    }
-    kept = steps.with_dbt_vars(["build", "--vars={cdc_test_from_landing_run: 1}"], scope)
-    assert yaml.safe_load(kept[1].removeprefix("--vars=")) == {"cdc_test_from_landing_run": 1}
+def test_the_test_scope_setting_is_the_one_the_macros_read():
+    """Python sets it, the test-scope macros read it: one name in each language."""
+    macros = (PROJECT_DIR / "macros" / "marts" / "test_scope.sql").read_text()
+    assert f"set {steps.TEST_SCOPE_SETTING}'" in macros
 
 
 def test_a_build_chooses_its_families_only_after_a_like_build(tmp_path):
