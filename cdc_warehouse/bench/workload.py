@@ -73,8 +73,11 @@ from python_udfs.json_values import normalize
 
 FAMILIES: tuple[str, ...] = ("datastream", "debezium", "pgoutput", "spanner")
 FAMILY_SHARE = {"datastream": 0.35, "debezium": 0.25, "pgoutput": 0.25, "spanner": 0.15}
-TOPUP_MODES: tuple[str, ...] = ("realistic", "adversarial")
+# The top-ups: 1% more events, in the realistic mix and all updates; and the realistic mix at a
+# size that does not follow the scale (`fixed`), so a run's cost against history size shows.
+TOPUP_MODES: tuple[str, ...] = ("realistic", "adversarial", "fixed")
 TOPUP_SHARE = 0.01
+FIXED_TOPUP_EVENTS = 10_000
 # The delivery of one small file, what a frequent scheduled run finds.
 SMALL_FILE = "small"
 SMALL_FILE_EVENTS = 1_000
@@ -263,11 +266,20 @@ def plan_base(spec: Spec, family: str, n: int) -> Plan:
     )
 
 
+def topup_size(spec: Spec, family: str, n_base: int, mode: str) -> int:
+    """The changes a top-up adds to a family: 1% of its base, or its share of
+    FIXED_TOPUP_EVENTS."""
+    if mode == "fixed":
+        shares = sum(FAMILY_SHARE[name] for name in spec.families)
+        return max(1, round(FIXED_TOPUP_EVENTS * FAMILY_SHARE[family] / shares))
+    return max(1, round(TOPUP_SHARE * n_base))
+
+
 def plan_topup(spec: Spec, base: Plan, mode: str) -> Plan:
-    """1% more changes after the base, in one more wave."""
+    """More changes after the base (topup_size), in one more wave."""
     rng = _family_seed(spec, base.family, 1 + TOPUP_MODES.index(mode))
     n_base = len(base.key)
-    m = max(1, round(TOPUP_SHARE * n_base))
+    m = topup_size(spec, base.family, n_base, mode)
     candidates = base.live[base.live < PK_KEY_OFFSET]
     live_count = len(candidates)
     window = max(1.0, RECENT_WINDOW * base.n_keys)
@@ -287,6 +299,12 @@ def plan_topup(spec: Spec, base: Plan, mode: str) -> Plan:
         recent = candidates[live_count - 1 - np.minimum(offset, live_count - 1)]
         old = candidates[rng.integers(0, live_count, m)]
         key = np.where(is_new, base.n_keys + np.cumsum(is_new) - 1, np.where(late, old, recent))
+        # One late change per key: a key's late changes would share one source position.
+        late_index = np.flatnonzero(late)
+        _, first_late = np.unique(key[late_index], return_index=True)
+        repeated = np.setdiff1d(late_index, late_index[first_late])
+        late[repeated] = False
+        key[repeated] = recent[repeated]
         op = np.where(is_new, OP_INSERT, OP_UPDATE).astype(np.int8)
         # Deletes come last, each of a different recent key that nothing in this top-up
         # changes after it.

@@ -61,21 +61,22 @@ def test_same_seed_same_files_whatever_the_parallelism(tmp_path):
     assert tree_digest(tmp_path / "a") != tree_digest(tmp_path / "c")
 
 
-def test_layout_every_wave_and_both_topups(generated):
+def test_layout_every_wave_and_every_topup(generated):
     out, manifest = generated
     assert manifest["waves"] == [f"wave-{n:04d}" for n in range(4)]
     assert set(manifest["deliveries"]) == {
         *manifest["waves"],
         "topup-realistic",
         "topup-adversarial",
+        "topup-fixed",
     }
     for delivery in manifest["deliveries"]:
         assert {p.name for p in (out / delivery).iterdir()} == set(workload.FAMILIES)
     base = sum(facts["base_events"] for facts in manifest["families"].values())
     assert base == 20_000
-    for mode in workload.TOPUP_MODES:
+    for mode, size in [("realistic", 200), ("adversarial", 200), ("fixed", 10_000)]:
         topup = sum(facts["topup_events"][mode] for facts in manifest["families"].values())
-        assert topup == pytest.approx(200, abs=4)
+        assert topup == pytest.approx(size, abs=4)
 
 
 def test_the_small_file_is_the_start_of_a_realistic_topup_file(generated):
