@@ -80,7 +80,7 @@ def last_dbt_results(pipeline: Pipeline) -> dict[str, Any]:
     return json.loads((pipeline.warehouse_dir / "_dbt/target/run_results.json").read_text())
 
 
-def tested_from_run(pipeline: Pipeline) -> int | None:
+def first_tested_run(pipeline: Pipeline) -> int | None:
     """The first landing run whose rows the last build's tests of cdc_current read (None: all),
     from the test as dbt ran it."""
     compiled = pipeline.warehouse_dir / (
@@ -282,7 +282,7 @@ def interrupted(reference, tmp_path_factory) -> dict[str, Any]:
             kills[point] = "Completed successfully" not in run_killed(pipeline, node)
         run_to_end(pipeline)
         recovered = built_nodes(pipeline)
-        recovery_scope = tested_from_run(pipeline)
+        recovery_scope = first_tested_run(pipeline)
     finally:
         stop.touch()
         reader.wait(timeout=300)
