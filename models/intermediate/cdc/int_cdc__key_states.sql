@@ -10,7 +10,8 @@
             "{{ mark_applied_through(bounds.to_run, bounds.from_run) }}"
         ),
         post_hook=[
-            "{%- for name in ['changed_states', 'placed_changes', 'recomputed_changes',
+            "{%- do drop_step_table(this, this.identifier ~ '__changed_states') -%}
+            {%- for name in ['placed_changes', 'recomputed_changes',
                 'recomputed_keys', 'candidates', 'candidate_changes', 'forced_keys', 'new_changes']
             -%}
                 {%- do uncache_view(this.identifier ~ '__' ~ name) -%}
@@ -820,7 +821,7 @@
 {%- endset %}
 
 {%- if is_incremental() %}
-    {%- set changed_states = cached_view(step ~ 'changed_states', states_sql) %}
+    {%- set changed_states = step_table(this, step ~ 'changed_states', states_sql) %}
     {{ merge_only_into_partitions(
         'key_cohort', distinct_values(changed_states, 'key_cohort', 'true')
     ) }}
