@@ -1,5 +1,8 @@
 """`cdcw`: one process that owns the SparkSession, registers the UDFs and runs dbt in it.
 
+cdcw [-v] COMMAND [ARGS...]    -v, --verbose: Spark's and the JVM's own output on the terminal
+                               (else in <warehouse>/_dbt/logs/spark.log)
+
 cdcw run [DBT BUILD ARGS...]   land new files, then `dbt build` of the families with new
                                lines and what they feed (the scheduled job; the marts' tests
                                check the rows this build rewrote, CDC_TEST_SCOPE=all: all);
@@ -17,6 +20,8 @@ cdcw generate-typed-models [--project-dir DIR]
                                into models/marts/typed/generated/
 cdcw bench --scale N [--out F] generate a workload and measure the pipeline against its floor
                                (its own landing root and warehouse; see docs/benchmarks.md)
+
+`cdcw COMMAND --help` describes one command; `cdcw dbt build --help` lists dbt's own options.
 """
 
 from __future__ import annotations
@@ -52,9 +57,44 @@ from cdc_warehouse.steps import (
 
 USAGE = __doc__ or ""
 GENERATE_TYPED_MODELS = "generate-typed-models"
-COMMANDS = ("run", "land", "dbt", "maintain", "upgrade", GENERATE_TYPED_MODELS, "bench")
+# Each command's own --help: what it does, and for a pass-through one what it passes on.
+COMMANDS = {
+    "run": (
+        "land new files, then `dbt build` of the families with new lines and what they feed; "
+        "the arguments after the command's own go to `dbt build` unchanged (`cdcw dbt build "
+        "--help` lists them)"
+    ),
+    "land": "land new files only",
+    "dbt": (
+        "any dbt command in this process's Spark session, arguments passed through unchanged; "
+        "`cdcw dbt COMMAND --help` gives dbt's help for COMMAND (without starting Spark)"
+    ),
+    "maintain": (
+        "compact every table's small files and remove the files older than "
+        "CDC_RETENTION_HOURS that no kept version needs"
+    ),
+    "upgrade": (
+        "turn a parquet warehouse of an earlier version into Delta: the landed lines in place, "
+        "then every model rebuilt from them"
+    ),
+    GENERATE_TYPED_MODELS: (
+        "write typed models (views and yml, types from each source's schema) for every source "
+        "table without one, into models/marts/typed/generated/"
+    ),
+    "bench": (
+        "generate a workload and measure the pipeline against its floor (see docs/benchmarks.md)"
+    ),
+}
 # Commands whose further arguments go to dbt (or the benchmark's own parser) unchanged.
 PASS_THROUGH = ("run", "dbt", "bench")
+# Commands whose every argument is passed on: their own help is asked for before any of them.
+PASSED_WHOLE = ("dbt", "bench")
+HELP_FLAGS = ("-h", "--help")
+DBT_USAGE = "cdcw [-v] dbt DBT_COMMAND [DBT ARGS...]"
+VERBOSE_HELP = (
+    "show Spark's and the JVM's own output (start-up warnings, Spark's log) on the terminal "
+    "instead of <warehouse>/_dbt/logs/spark.log"
+)
 
 
 @dataclass(frozen=True)
@@ -63,6 +103,8 @@ class Command:
     # What follows a pass-through command, in order.
     passed_on: list[str]
     project_dir: Path = PROJECT_DIR
+    # -v/--verbose: Spark's own output on the terminal, not in its log file.
+    verbose: bool = False
 
 
 def command_parser() -> argparse.ArgumentParser:
@@ -71,12 +113,30 @@ def command_parser() -> argparse.ArgumentParser:
         description=USAGE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         allow_abbrev=False,
-        usage="cdcw COMMAND [ARGS...]",
+        usage="cdcw [-h] [-v] COMMAND [ARGS...]",
     )
+    parser.add_argument("-v", "--verbose", action="store_true", help=VERBOSE_HELP)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
-        # A pass-through command's -h goes to what it passes on to.
-        command = commands.add_parser(name, add_help=name not in PASS_THROUGH, allow_abbrev=False)
+    for name, description in COMMANDS.items():
+        # The benchmark's -h is its own parser's; dbt's is printed by `execute`.
+        command = commands.add_parser(
+            name,
+            prog=f"cdcw {name}",
+            help=description,
+            description=description,
+            add_help=name not in PASSED_WHOLE,
+            allow_abbrev=False,
+        )
+        if name == "dbt":
+            command.usage = DBT_USAGE
+        if name in PASSED_WHOLE:
+            continue
+        # SUPPRESS: a subcommand without -v leaves `cdcw -v COMMAND`'s flag as it is.
+        command.add_argument(
+            "-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help=VERBOSE_HELP
+        )
+        if name == "run":
+            command.usage = "cdcw run [-h] [-v] [DBT BUILD ARGS...]"
         if name == GENERATE_TYPED_MODELS:
             command.add_argument("--project-dir", type=Path, default=PROJECT_DIR)
     return parser
@@ -87,9 +147,11 @@ class UsageError(Exception):
 
 
 def parse_command(argv: Sequence[str]) -> Command:
-    """The command and what it passes on; UsageError for arguments it does not take."""
-    if argv and not argv[0].startswith("-") and argv[0] not in COMMANDS:
-        raise UsageError(f"unknown command {argv[0]!r}")
+    """The command and what it passes on; UsageError for arguments it does not take. Help
+    (`-h`, `--help`) is printed here and ends with SystemExit(0)."""
+    name = next((arg for arg in argv if not arg.startswith("-")), None)
+    if name is not None and name not in COMMANDS:
+        raise UsageError(f"unknown command {name!r}")
     parser = command_parser()
     error = io.StringIO()
     try:
@@ -103,9 +165,26 @@ def parse_command(argv: Sequence[str]) -> Command:
         raise UsageError("a command is needed")
     if extra and options.command not in PASS_THROUGH:
         raise UsageError(f"`cdcw {options.command}` takes no {' '.join(extra)}")
-    if options.command == "dbt" and not extra:
-        raise UsageError("`cdcw dbt` needs a dbt command, e.g. `cdcw dbt build`")
-    return Command(options.command, extra, getattr(options, "project_dir", PROJECT_DIR))
+    if options.command == "dbt" and (not extra or extra[0] in HELP_FLAGS):
+        if not extra:
+            raise UsageError("`cdcw dbt` needs a dbt command, e.g. `cdcw dbt build`")
+        print(f"usage: {DBT_USAGE}\n\n{COMMANDS['dbt']}")
+        raise SystemExit(0)
+    return Command(
+        options.command,
+        extra,
+        getattr(options, "project_dir", PROJECT_DIR),
+        verbose=options.verbose,
+    )
+
+
+def dbt_help(args: Sequence[str], settings: Settings) -> int:
+    """dbt's own help for a command, under the name it is run by here; no Spark, no work."""
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        ok = run_dbt(args, settings)
+    print(printed.getvalue().replace("Usage: cli ", "Usage: cdcw dbt ", 1), end="")
+    return 0 if ok else 2
 
 
 def execute(argv: Sequence[str], settings: Settings) -> int:
@@ -122,12 +201,17 @@ def execute(argv: Sequence[str], settings: Settings) -> int:
     if command.name == "bench":
         from cdc_warehouse.bench import benchmark
 
-        return benchmark.main(command.passed_on)
+        try:
+            return benchmark.main(command.passed_on)
+        except SystemExit as stop:  # its own parser's help or usage error
+            return int(stop.code or 0)
+    if command.name == "dbt" and any(arg in HELP_FLAGS for arg in command.passed_on):
+        return dbt_help(command.passed_on, settings)
     with warehouse_lock(settings):
         from cdc_warehouse.metastore_locks import metastore_run_lock
         from cdc_warehouse.warehouse_lease import warehouse_lease
 
-        spark = start_spark(settings)
+        spark = start_spark(settings, verbose=command.verbose)
         try:
             with metastore_run_lock(spark, settings), warehouse_lease(spark, settings):
                 return run_command(spark, command, settings)

@@ -110,11 +110,13 @@ def run_dbt(args: Sequence[str], settings: Settings) -> bool:
     return bool(result.success)
 
 
-def start_spark(settings: Settings):
+def start_spark(settings: Settings, verbose: bool = False):
+    """The session with the UDFs registered; `verbose`: Spark's start-up output on the terminal
+    (spark.build_session)."""
     from cdc_warehouse.spark import build_session, ship_python_udfs
     from python_udfs.registry import register_all
 
-    spark = build_session(settings)
+    spark = build_session(settings, verbose=verbose)
     ship_python_udfs(spark, settings)
     register_all(spark, settings.tables_file)
     return spark
