@@ -30,12 +30,13 @@ import argparse
 import contextlib
 import io
 import sys
+import time
 import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from cdc_warehouse import build_record, prereqs, run_summary
+from cdc_warehouse import build_record, prereqs, run_log, run_summary
 from cdc_warehouse.settings import (
     CONNECT,
     LOCAL,
@@ -63,6 +64,10 @@ COMMANDS = {
         "land new files, then `dbt build` of the families with new lines and what they feed; "
         "the arguments after the command's own go to `dbt build` unchanged (`cdcw dbt build "
         "--help` lists them)"
+    ),
+    "status": (
+        "the latest runs (cdc_raw.cdc_runs) and each source's freshness (cdc_source_freshness), "
+        "as tables"
     ),
     "land": "land new files only",
     "dbt": (
@@ -242,21 +247,45 @@ def run_command(spark, command: Command, settings: Settings) -> int:
         build_record.forget(settings.dbt_dir)
         tag_commits(spark, landed_through(spark, settings))
         return 0 if run_dbt(command.passed_on, settings) else 1
-    report = land_files(spark, settings)
-    if command.name == "land":
+    if command.name == "status":
+        print(run_log.status(spark, settings))
         return 0
+    if command.name == "land":
+        land_files(spark, settings)
+        return 0
+    with run_log.recorded(spark, settings) as run:
+        return 0 if scheduled_run(spark, command.passed_on, settings, run) else 1
+
+
+def scheduled_run(spark, build_args: list[str], settings: Settings, run: run_log.RunRow) -> bool:
+    """`cdcw run`'s work: land, build what the new lines feed, and say what it did, in `run`
+    (its row of the run log) as well."""
+    from cdc_warehouse.table_format import tag_commits
+
+    landing_started = time.monotonic()
+    report = land_files(spark, settings)
+    run.stage_seconds["land"] = round(time.monotonic() - landing_started, 3)
+    run.landing_run = report.newest_run
+    run.files_landed, run.lines_landed = report.files, report.lines
     tag_commits(spark, report.newest_run)
     # Only a run that landed files reports what it wrote: a run that finds nothing new reads no
     # table history.
     versions_before = run_summary.mart_versions(spark, settings.mart_schema) if report.files else {}
-    if not build_new_landings(spark, report, command.passed_on, settings):
-        return 1
+    built = build_new_landings(spark, report, build_args, settings)
+    run_results = settings.dbt_dir / "target" / "run_results.json"
+    run.stage_seconds |= run_log.dbt_stage_seconds(run_results, run.started_at)
+    if not built:
+        run.status, run.error = run_log.FAILED, run_log.dbt_failure(run_results)
+        return False
     if report.files:
-        print(
-            run_summary.summary(spark, settings.mart_schema, report, versions_before),
-            file=sys.stderr,
-        )
-    return 0
+        counts = run_summary.run_counts(spark, settings.mart_schema, report, versions_before)
+        run.lines_quarantined = counts.quarantined
+        run.versions_written = counts.history.inserted + counts.history.updated
+        run.versions_removed = counts.history.deleted
+        run.keys_written = counts.current.inserted + counts.current.updated
+        run.keys_deleted = counts.current.deleted
+        print(run_summary.summary(report, counts), file=sys.stderr)
+    return True
 
 
 def generate_typed_models(spark, project_dir: Path, settings: Settings) -> int:
@@ -297,16 +326,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 # Exit code of a failure no rule foresaw (a Spark or file system error, a bug).
 UNEXPECTED_FAILURE = 4
-# How much of an exception's first line the sentence quotes (Spark's run to pages).
-QUOTED_CHARS = 300
 
 
 def failure_sentence(exc: BaseException, settings: Settings) -> str:
     """What failed, in one sentence, and where its traceback was written (beside dbt's logs,
     replaced by the next failure)."""
-    first_line = (str(exc).strip().splitlines() or [""])[0]
-    if len(first_line) > QUOTED_CHARS:
-        first_line = first_line[:QUOTED_CHARS] + "..."
     log = settings.dbt_dir / "logs" / "cdcw-failure.log"
     try:
         log.parent.mkdir(parents=True, exist_ok=True)
@@ -314,7 +338,7 @@ def failure_sentence(exc: BaseException, settings: Settings) -> str:
         where = f"the traceback is in {log}"
     except OSError:
         where = "its traceback could not be written"
-    return f"failed with {type(exc).__name__}: {first_line} ({where})"
+    return f"failed with {run_log.exception_sentence(exc)} ({where})"
 
 
 if __name__ == "__main__":
