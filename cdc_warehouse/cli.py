@@ -32,7 +32,7 @@ import io
 import sys
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -253,8 +253,18 @@ def run_command(spark, command: Command, settings: Settings) -> int:
     if command.name == "land":
         land_files(spark, settings)
         return 0
-    with run_log.recorded(spark, settings) as run:
+    with run_log.recorded(spark, settings, then=run_metrics_writer(spark, settings)) as run:
         return 0 if scheduled_run(spark, command.passed_on, settings, run) else 1
+
+
+def run_metrics_writer(spark, settings: Settings) -> Callable[[run_log.RunRow], None] | None:
+    """What writes a run's metrics to CDC_METRICS_FILE, if set."""
+    from cdc_warehouse import metrics
+
+    path = settings.metrics_file
+    if path is None:
+        return None
+    return lambda run: metrics.write(spark, settings, run, path)
 
 
 def scheduled_run(spark, build_args: list[str], settings: Settings, run: run_log.RunRow) -> bool:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -189,10 +189,13 @@ def append(spark, settings: Settings, rows: list[RunRow]) -> None:
 
 
 @contextmanager
-def recorded(spark, settings: Settings) -> Iterator[RunRow]:
+def recorded(
+    spark, settings: Settings, then: Callable[[RunRow], None] | None = None
+) -> Iterator[RunRow]:
     """The row of the run inside the block, which fills in what it did (a build that failed
     sets FAILED and its error); appended when the block ends: failed when it raised (the
-    exception goes on), killed when interrupted, else succeeded."""
+    exception goes on), killed when interrupted, else succeeded; `then` is given the row
+    once appended."""
     marker = settings.dbt_dir / MARKER
     unrecorded = _read_marker(marker)
     row = RunRow(run_id=uuid.uuid4().hex, started_at=_now())
@@ -214,6 +217,8 @@ def recorded(spark, settings: Settings) -> Iterator[RunRow]:
         _write_marker(marker, [*unrecorded, row])
         append(spark, settings, [*unrecorded, row])
         marker.unlink()
+        if then is not None:
+            then(row)
 
 
 # What `cdcw status` shows.

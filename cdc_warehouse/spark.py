@@ -119,7 +119,8 @@ def session_conf(settings: Settings) -> dict[str, str]:
         # Most written columns are JSON text of high cardinality: trying a dictionary first made
         # a copy of cdc_history 25% slower and its files 10% larger (docs/benchmarks/journal.md).
         "spark.hadoop.parquet.enable.dictionary": "false",
-        "spark.ui.enabled": "false",
+        "spark.ui.enabled": str(settings.spark_ui).lower(),
+        "spark.ui.port": str(settings.spark_ui_port),
         "spark.ui.showConsoleProgress": "false",
     }
     # The driver also loads Delta from its own classpath: the Thrift server's JDBC sessions
@@ -188,11 +189,17 @@ def build_session(settings: Settings, verbose: bool = False) -> SparkSession:
         builder = builder.config(key, value)
     # Only a JVM's start decides where its output goes.
     starts_jvm = SparkContext._gateway is None
+    if starts_jvm and settings.spark_ui:
+        # The UI binds to the address the JVM finds in SPARK_LOCAL_IP (else every interface),
+        # as the driver does.
+        os.environ["SPARK_LOCAL_IP"] = settings.spark_ui_host
     with jvm_output_to(spark_log(settings) if starts_jvm and not verbose else None):
         spark = builder.getOrCreate()
     if archive is not None and archive.dump_to is not None:
         class_archive.finish_at_exit(spark, archive)
     spark.sparkContext.setLogLevel("ERROR")
+    if settings.spark_ui:
+        print(f"cdcw: the Spark UI is at {spark.sparkContext.uiWebUrl}", file=sys.stderr)
     if settings.metastore is not None and not settings.metastore.is_service:
         open_shared_metastore(spark, settings.metastore)
     return spark

@@ -83,3 +83,40 @@ def test_the_terminal_table_aligns_columns_and_shows_none_as_empty():
         "1  succeeded",
         "   " + "x" * 60 + "...",
     ]
+
+
+def test_the_metrics_file_is_prometheus_text(tmp_path):
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from cdc_warehouse.metrics import metrics_text
+
+    run = RunRow("r1", "2026-01-02T10:00:00+00:00", status="failed")
+    run.ended_at = "2026-01-02T10:01:30+00:00"
+    run.files_landed, run.lines_landed, run.lines_quarantined = 3, 120, 2
+    text = metrics_text(run, [("debezium", 'pg "main"', 12, 3600), ("spanner", "orders", 40, None)])
+    samples = {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    }
+    assert samples == {
+        ("cdcw_run_duration_seconds", ()): 90.0,
+        ("cdcw_run_status", (("status", "succeeded"),)): 0.0,
+        ("cdcw_run_status", (("status", "failed"),)): 1.0,
+        ("cdcw_run_status", (("status", "killed"),)): 0.0,
+        ("cdcw_run_files_landed", ()): 3.0,
+        ("cdcw_run_lines_landed", ()): 120.0,
+        ("cdcw_run_lines_quarantined", ()): 2.0,
+        (
+            "cdcw_source_landing_age_seconds",
+            (("source_name", 'pg "main"'), ("source_system", "debezium")),
+        ): 12.0,
+        (
+            "cdcw_source_landing_age_seconds",
+            (("source_name", "orders"), ("source_system", "spanner")),
+        ): 40.0,
+        (
+            "cdcw_source_commit_lag_seconds",
+            (("source_name", 'pg "main"'), ("source_system", "debezium")),
+        ): 3600.0,
+    }
