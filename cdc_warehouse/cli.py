@@ -3,11 +3,15 @@
 cdcw [-v] COMMAND [ARGS...]    -v, --verbose: Spark's and the JVM's own output on the terminal
                                (else in <warehouse>/_dbt/logs/spark.log)
 
-cdcw run [DBT BUILD ARGS...]   land new files, then `dbt build` of the families with new
+cdcw run [--every DURATION] [DBT BUILD ARGS...]
+                               land new files, then `dbt build` of the families with new
                                lines and what they feed (the scheduled job; the marts' tests
                                check the rows this build rewrote, CDC_TEST_SCOPE=all: all);
                                no build when nothing landed since its last successful one and
-                               nothing else changed (CDC_ALWAYS_BUILD=1: build anyway)
+                               nothing else changed (CDC_ALWAYS_BUILD=1: build anyway); each
+                               run a row of cdc_raw.cdc_runs; --every 30s, 5m, 1h: one warm
+                               process that runs whenever new files arrived, until stopped
+cdcw status                    the latest runs and each source's freshness
 cdcw land                      land new files only
 cdcw dbt ARGS...               any dbt command, arguments passed through unchanged
 cdcw maintain                  compact every table's small files and remove the files older
@@ -29,7 +33,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import re
+import signal
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -110,6 +117,8 @@ class Command:
     project_dir: Path = PROJECT_DIR
     # -v/--verbose: Spark's own output on the terminal, not in its log file.
     verbose: bool = False
+    # `cdcw run --every`: seconds between the listings of a continuous process.
+    every: int | None = None
 
 
 def command_parser() -> argparse.ArgumentParser:
@@ -141,10 +150,35 @@ def command_parser() -> argparse.ArgumentParser:
             "-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help=VERBOSE_HELP
         )
         if name == "run":
-            command.usage = "cdcw run [-h] [-v] [DBT BUILD ARGS...]"
+            command.usage = "cdcw run [-h] [-v] [--every DURATION] [DBT BUILD ARGS...]"
+            command.add_argument(
+                "--every",
+                type=duration_seconds,
+                metavar="DURATION",
+                help=(
+                    "keep running: one process (its Spark session and dbt's parse of the "
+                    "project kept warm) that lists the landing root at this interval (30s, 5m, "
+                    "1h) and runs whenever new files arrived, or again after a failed run; "
+                    "SIGTERM or Ctrl-C stops it once its current run has ended"
+                ),
+            )
         if name == GENERATE_TYPED_MODELS:
             command.add_argument("--project-dir", type=Path, default=PROJECT_DIR)
     return parser
+
+
+DURATION_UNITS = {"s": 1, "m": 60, "h": 3600}
+
+
+def duration_seconds(text: str) -> int:
+    """`30s`, `5m`, `1h` as seconds."""
+    match = re.fullmatch(r"(\d+)([smh])", text.strip())
+    if match is None or int(match.group(1)) == 0:
+        raise argparse.ArgumentTypeError(
+            f"a duration is a whole number of seconds, minutes or hours, e.g. 30s, 5m or 1h, "
+            f"not {text!r}"
+        )
+    return int(match.group(1)) * DURATION_UNITS[match.group(2)]
 
 
 class UsageError(Exception):
@@ -180,6 +214,7 @@ def parse_command(argv: Sequence[str]) -> Command:
         extra,
         getattr(options, "project_dir", PROJECT_DIR),
         verbose=options.verbose,
+        every=getattr(options, "every", None),
     )
 
 
@@ -253,8 +288,56 @@ def run_command(spark, command: Command, settings: Settings) -> int:
     if command.name == "land":
         land_files(spark, settings)
         return 0
+    if command.every is not None:
+        return run_every(spark, command.passed_on, command.every, settings)
+    return recorded_run(spark, command.passed_on, settings)
+
+
+def recorded_run(spark, build_args: list[str], settings: Settings) -> int:
+    """One scheduled run, its row appended to the run log (and its metrics written)."""
     with run_log.recorded(spark, settings, then=run_metrics_writer(spark, settings)) as run:
-        return 0 if scheduled_run(spark, command.passed_on, settings, run) else 1
+        return 0 if scheduled_run(spark, build_args, settings, run) else 1
+
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+def run_every(spark, build_args: list[str], every: int, settings: Settings) -> int:
+    """Continuous mode: one run whenever the landing root's listing changed since the last run,
+    the last run failed, or the partial-line wait has passed since it (a held-back last line
+    lands on time); at most one per interval. A stop signal ends the wait at once, or the
+    current run once it has ended (its commits are never cut); the exit code is then 0."""
+    from cdc_warehouse.landing import landing_listing
+    from cdc_warehouse.steps import keep_parsed_project
+
+    stop = threading.Event()
+    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in STOP_SIGNALS}
+    print(
+        f"cdcw: running every {every}s on {settings.landing_root}; SIGTERM or Ctrl-C stops",
+        file=sys.stderr,
+    )
+    try:
+        listed: frozenset | None = None
+        failed = False
+        last_run = float("-inf")
+        while not stop.is_set():
+            tick = time.monotonic()
+            listing = landing_listing(settings.landing_root)
+            waited = tick - last_run >= settings.partial_line_wait_seconds
+            if listing != listed or failed or waited:
+                listed, last_run = listing, tick
+                keep_parsed_project(settings)
+                try:
+                    failed = recorded_run(spark, build_args, settings) != 0
+                except Exception as exc:  # recorded as failed; retried at the next interval
+                    print(f"cdcw: {failure_sentence(exc, settings)}", file=sys.stderr)
+                    failed = True
+            stop.wait(max(0.0, tick + every - time.monotonic()))
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    print("cdcw: stopped", file=sys.stderr)
+    return 0
 
 
 def run_metrics_writer(spark, settings: Settings) -> Callable[[run_log.RunRow], None] | None:

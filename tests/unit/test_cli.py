@@ -138,6 +138,21 @@ def test_a_jvm_started_quietly_writes_its_output_to_the_log(tmp_path, capfd):
     assert capfd.readouterr().err == "Setting default log level"
 
 
+@pytest.mark.parametrize(("text", "seconds"), [("30s", 30), ("5m", 300), ("1h", 3600)])
+def test_run_every_takes_a_duration(text, seconds):
+    command = cli.parse_command(["run", "--every", text, "--select", "x"])
+    assert (command.every, command.passed_on) == (seconds, ["--select", "x"])
+    assert cli.parse_command(["run"]).every is None
+
+
+@pytest.mark.parametrize("text", ["30", "0s", "5 minutes", "1d"])
+def test_a_duration_that_is_none_is_a_usage_error(tmp_path, capsys, text):
+    settings = settings_in(tmp_path)
+    assert cli.execute(["run", "--every", text], settings) == 2
+    assert "e.g. 30s, 5m or 1h" in capsys.readouterr().err
+    assert not settings.warehouse_dir.exists()
+
+
 def test_generate_typed_models_takes_a_project_dir():
     assert cli.parse_command(["generate-typed-models"]).project_dir == PROJECT_DIR
     command = cli.parse_command(["generate-typed-models", "--project-dir", "/p"])
