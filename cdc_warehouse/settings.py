@@ -40,6 +40,8 @@ DEFAULT_PARTIAL_LINE_WAIT_SECONDS = 300
 # The Spark UI: off unless asked for; when on, it serves this machine only unless told otherwise.
 SPARK_UI = "CDC_SPARK_UI"
 SPARK_UI_PORT = "CDC_SPARK_UI_PORT"
+SPARK_UI_HOST = "CDC_SPARK_UI_HOST"
+METRICS_FILE = "CDC_METRICS_FILE"
 DEFAULT_SPARK_UI_PORT = 4040
 DEFAULT_SPARK_UI_HOST = "127.0.0.1"
 
@@ -353,7 +355,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         raise SettingsError(
             f"{SPARK_UI}: with CDC_TARGET=connect the Spark UI is the Connect server's; unset it"
         )
-    ui_host = env.get("CDC_SPARK_UI_HOST", "").strip() or DEFAULT_SPARK_UI_HOST
+    ui_host = env.get(SPARK_UI_HOST, "").strip() or DEFAULT_SPARK_UI_HOST
     # A local-cluster's executors run on this machine; any other cluster's cannot reach it.
     on_remote_executors = target == CLUSTER and not (master or "").startswith("local-cluster[")
     if spark_ui and on_remote_executors and ui_host.startswith("127."):
@@ -362,7 +364,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
             f"{ui_host} by default, where executors cannot reach it; set CDC_SPARK_UI_HOST "
             "to the driver's address on the cluster's network"
         )
-    metrics = env.get("CDC_METRICS_FILE", "").strip()
+    metrics = env.get(METRICS_FILE, "").strip()
     return Settings(
         landing_root=Path(
             env.get("CDC_LANDING_ROOT", PROJECT_DIR / "sample_data" / "landing")
