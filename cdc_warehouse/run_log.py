@@ -181,7 +181,8 @@ def append(spark, settings: Settings, rows: list[RunRow]) -> None:
     earlier = [row.run_id for row in rows[:-1]]
     if earlier:
         ids = ", ".join(f"'{run_id}'" for run_id in earlier)
-        held = {r[0] for r in spark.sql(f"select run_id from {table} where run_id in ({ids})")}
+        query = f"select run_id from {table} where run_id in ({ids})"
+        held = {row.run_id for row in spark.sql(query).collect()}
         rows = [row for row in rows if row.run_id not in held]
     spark.createDataFrame([row.values() for row in rows], RUN_COLUMNS).write.format("delta").mode(
         "append"

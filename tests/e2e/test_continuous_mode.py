@@ -71,7 +71,8 @@ def continuous(java_available, tmp_path_factory) -> dict[str, Any]:
     with log.open("w") as output:
         child = subprocess.Popen(
             [str(CDCW), "run", "--every", "1s", *BUILD_WITHOUT_TESTS],
-            env={**child_env(pipeline), "CDC_METRICS_FILE": str(metrics)},
+            # Unbuffered: dbt's lines reach the log as they are printed (the SIGTERM's cue).
+            env={**child_env(pipeline), "CDC_METRICS_FILE": str(metrics), "PYTHONUNBUFFERED": "1"},
             stdout=output,
             stderr=subprocess.STDOUT,
         )
@@ -99,7 +100,9 @@ def continuous(java_available, tmp_path_factory) -> dict[str, Any]:
     assert pipeline.cdcw("run", *BUILD_WITHOUT_TESTS) == 0
     runs = [
         row.asDict()
-        for row in pipeline.spark().sql("select * from cdc_raw.cdc_runs order by started_at")
+        for row in pipeline.spark()
+        .sql("select * from cdc_raw.cdc_runs order by started_at")
+        .collect()
     ]
     return {
         "pipeline": pipeline,
@@ -159,7 +162,12 @@ def test_the_readmes_operator_queries_answer_from_the_run_log(continuous):
     last_day, slowest, failed = (spark.sql(query).collect() for query in queries)
     assert len(last_day) == len(continuous["runs"])
     assert len(slowest) == 2  # the two runs that built
-    assert {row.slowest_stage for row in slowest} <= {"decoding", "change log", "history", "current"}
+    assert {row.slowest_stage for row in slowest} <= {
+        "decoding",
+        "change log",
+        "history",
+        "current",
+    }
     assert [row.status for row in failed] == ["failed"] * len(failed) and failed
 
 
