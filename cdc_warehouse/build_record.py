@@ -21,10 +21,16 @@ from pathlib import Path
 
 from cdc_warehouse.class_archive import CLASS_ARCHIVE
 from cdc_warehouse.files import replace_text
-from cdc_warehouse.settings import ALWAYS_BUILD
+from cdc_warehouse.settings import (
+    ALWAYS_BUILD,
+    METRICS_FILE,
+    SPARK_UI,
+    SPARK_UI_HOST,
+    SPARK_UI_PORT,
+)
 
-# Settings that change how a build runs, not what it writes.
-RESULT_NEUTRAL = {ALWAYS_BUILD, CLASS_ARCHIVE}
+# Settings that change how a build runs or is watched, not what it writes.
+RESULT_NEUTRAL = {ALWAYS_BUILD, CLASS_ARCHIVE, SPARK_UI, SPARK_UI_PORT, SPARK_UI_HOST, METRICS_FILE}
 # What dbt reads from the project directory (dbt_project.yml's paths), and the UDFs' code.
 PROJECT_INPUTS = (
     "dbt_project.yml",

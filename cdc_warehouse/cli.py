@@ -1,10 +1,17 @@
 """`cdcw`: one process that owns the SparkSession, registers the UDFs and runs dbt in it.
 
-cdcw run [DBT BUILD ARGS...]   land new files, then `dbt build` of the families with new
+cdcw [-v] COMMAND [ARGS...]    -v, --verbose: Spark's and the JVM's own output on the terminal
+                               (else in <warehouse>/_dbt/logs/spark.log)
+
+cdcw run [--every DURATION] [DBT BUILD ARGS...]
+                               land new files, then `dbt build` of the families with new
                                lines and what they feed (the scheduled job; the marts' tests
                                check the rows this build rewrote, CDC_TEST_SCOPE=all: all);
                                no build when nothing landed since its last successful one and
-                               nothing else changed (CDC_ALWAYS_BUILD=1: build anyway)
+                               nothing else changed (CDC_ALWAYS_BUILD=1: build anyway); each
+                               run a row of cdc_raw.cdc_runs; --every 30s, 5m, 1h: one warm
+                               process that runs whenever new files arrived, until stopped
+cdcw status                    the latest runs and each source's freshness
 cdcw land                      land new files only
 cdcw dbt ARGS...               any dbt command, arguments passed through unchanged
 cdcw maintain                  compact every table's small files and remove the files older
@@ -17,6 +24,8 @@ cdcw generate-typed-models [--project-dir DIR]
                                into models/marts/typed/generated/
 cdcw bench --scale N [--out F] generate a workload and measure the pipeline against its floor
                                (its own landing root and warehouse; see docs/benchmarks.md)
+
+`cdcw COMMAND --help` describes one command; `cdcw dbt build --help` lists dbt's own options.
 """
 
 from __future__ import annotations
@@ -24,13 +33,17 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import re
+import signal
 import sys
+import threading
+import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from cdc_warehouse import build_record, prereqs, run_summary
+from cdc_warehouse import build_record, prereqs, run_log, run_summary
 from cdc_warehouse.settings import (
     CONNECT,
     LOCAL,
@@ -52,9 +65,48 @@ from cdc_warehouse.steps import (
 
 USAGE = __doc__ or ""
 GENERATE_TYPED_MODELS = "generate-typed-models"
-COMMANDS = ("run", "land", "dbt", "maintain", "upgrade", GENERATE_TYPED_MODELS, "bench")
+# Each command's own --help: what it does, and for a pass-through one what it passes on.
+COMMANDS = {
+    "run": (
+        "land new files, then `dbt build` of the families with new lines and what they feed; "
+        "the arguments after the command's own go to `dbt build` unchanged (`cdcw dbt build "
+        "--help` lists them)"
+    ),
+    "status": (
+        "the latest runs (cdc_raw.cdc_runs) and each source's freshness (cdc_source_freshness), "
+        "as tables"
+    ),
+    "land": "land new files only",
+    "dbt": (
+        "any dbt command in this process's Spark session, arguments passed through unchanged; "
+        "`cdcw dbt COMMAND --help` gives dbt's help for COMMAND (without starting Spark)"
+    ),
+    "maintain": (
+        "compact every table's small files and remove the files older than "
+        "CDC_RETENTION_HOURS that no kept version needs"
+    ),
+    "upgrade": (
+        "turn a parquet warehouse of an earlier version into Delta: the landed lines in place, "
+        "then every model rebuilt from them"
+    ),
+    GENERATE_TYPED_MODELS: (
+        "write typed models (views and yml, types from each source's schema) for every source "
+        "table without one, into models/marts/typed/generated/"
+    ),
+    "bench": (
+        "generate a workload and measure the pipeline against its floor (see docs/benchmarks.md)"
+    ),
+}
 # Commands whose further arguments go to dbt (or the benchmark's own parser) unchanged.
 PASS_THROUGH = ("run", "dbt", "bench")
+# Commands whose every argument is passed on: their own help is asked for before any of them.
+PASSED_WHOLE = ("dbt", "bench")
+HELP_FLAGS = ("-h", "--help")
+DBT_USAGE = "cdcw [-v] dbt DBT_COMMAND [DBT ARGS...]"
+VERBOSE_HELP = (
+    "show Spark's and the JVM's own output (start-up warnings, Spark's log) on the terminal "
+    "instead of <warehouse>/_dbt/logs/spark.log"
+)
 
 
 @dataclass(frozen=True)
@@ -63,6 +115,10 @@ class Command:
     # What follows a pass-through command, in order.
     passed_on: list[str]
     project_dir: Path = PROJECT_DIR
+    # -v/--verbose: Spark's own output on the terminal, not in its log file.
+    verbose: bool = False
+    # `cdcw run --every`: seconds between the listings of a continuous process.
+    every: int | None = None
 
 
 def command_parser() -> argparse.ArgumentParser:
@@ -71,15 +127,58 @@ def command_parser() -> argparse.ArgumentParser:
         description=USAGE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         allow_abbrev=False,
-        usage="cdcw COMMAND [ARGS...]",
+        usage="cdcw [-h] [-v] COMMAND [ARGS...]",
     )
+    parser.add_argument("-v", "--verbose", action="store_true", help=VERBOSE_HELP)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
-        # A pass-through command's -h goes to what it passes on to.
-        command = commands.add_parser(name, add_help=name not in PASS_THROUGH, allow_abbrev=False)
+    for name, description in COMMANDS.items():
+        # The benchmark's -h is its own parser's; dbt's is printed by `execute`.
+        command = commands.add_parser(
+            name,
+            prog=f"cdcw {name}",
+            help=description,
+            description=description,
+            add_help=name not in PASSED_WHOLE,
+            allow_abbrev=False,
+        )
+        if name == "dbt":
+            command.usage = DBT_USAGE
+        if name in PASSED_WHOLE:
+            continue
+        # SUPPRESS: a subcommand without -v leaves `cdcw -v COMMAND`'s flag as it is.
+        command.add_argument(
+            "-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help=VERBOSE_HELP
+        )
+        if name == "run":
+            command.usage = "cdcw run [-h] [-v] [--every DURATION] [DBT BUILD ARGS...]"
+            command.add_argument(
+                "--every",
+                type=duration_seconds,
+                metavar="DURATION",
+                help=(
+                    "keep running: one process (its Spark session and dbt's parse of the "
+                    "project kept warm) that lists the landing root at this interval (30s, 5m, "
+                    "1h) and runs whenever new files arrived, or again after a failed run; "
+                    "SIGTERM or Ctrl-C stops it once its current run has ended"
+                ),
+            )
         if name == GENERATE_TYPED_MODELS:
             command.add_argument("--project-dir", type=Path, default=PROJECT_DIR)
     return parser
+
+
+DURATION_UNITS = {"s": 1, "m": 60, "h": 3600}
+
+
+def duration_seconds(text: str) -> int:
+    """`30s`, `5m`, `1h` as seconds."""
+    match = re.fullmatch(r"(\d+)([smh])", text.strip())
+    if match is None or int(match.group(1)) == 0:
+        raise argparse.ArgumentTypeError(
+            f"a duration is a whole number of seconds, minutes or hours, e.g. 30s, 5m or 1h, "
+            f"not {text!r}"
+        )
+    return int(match.group(1)) * DURATION_UNITS[match.group(2)]
 
 
 class UsageError(Exception):
@@ -87,9 +186,11 @@ class UsageError(Exception):
 
 
 def parse_command(argv: Sequence[str]) -> Command:
-    """The command and what it passes on; UsageError for arguments it does not take."""
-    if argv and not argv[0].startswith("-") and argv[0] not in COMMANDS:
-        raise UsageError(f"unknown command {argv[0]!r}")
+    """The command and what it passes on; UsageError for arguments it does not take. Help
+    (`-h`, `--help`) is printed here and ends with SystemExit(0)."""
+    name = next((arg for arg in argv if not arg.startswith("-")), None)
+    if name is not None and name not in COMMANDS:
+        raise UsageError(f"unknown command {name!r}")
     parser = command_parser()
     error = io.StringIO()
     try:
@@ -103,9 +204,27 @@ def parse_command(argv: Sequence[str]) -> Command:
         raise UsageError("a command is needed")
     if extra and options.command not in PASS_THROUGH:
         raise UsageError(f"`cdcw {options.command}` takes no {' '.join(extra)}")
-    if options.command == "dbt" and not extra:
-        raise UsageError("`cdcw dbt` needs a dbt command, e.g. `cdcw dbt build`")
-    return Command(options.command, extra, getattr(options, "project_dir", PROJECT_DIR))
+    if options.command == "dbt" and (not extra or extra[0] in HELP_FLAGS):
+        if not extra:
+            raise UsageError("`cdcw dbt` needs a dbt command, e.g. `cdcw dbt build`")
+        print(f"usage: {DBT_USAGE}\n\n{COMMANDS['dbt']}")
+        raise SystemExit(0)
+    return Command(
+        options.command,
+        extra,
+        getattr(options, "project_dir", PROJECT_DIR),
+        verbose=options.verbose,
+        every=getattr(options, "every", None),
+    )
+
+
+def dbt_help(args: Sequence[str], settings: Settings) -> int:
+    """dbt's own help for a command, under the name it is run by here; no Spark, no work."""
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        ok = run_dbt(args, settings)
+    print(printed.getvalue().replace("Usage: cli ", "Usage: cdcw dbt ", 1), end="")
+    return 0 if ok else 2
 
 
 def execute(argv: Sequence[str], settings: Settings) -> int:
@@ -122,12 +241,17 @@ def execute(argv: Sequence[str], settings: Settings) -> int:
     if command.name == "bench":
         from cdc_warehouse.bench import benchmark
 
-        return benchmark.main(command.passed_on)
+        try:
+            return benchmark.main(command.passed_on)
+        except SystemExit as stop:  # its own parser's help or usage error
+            return int(stop.code or 0)
+    if command.name == "dbt" and any(arg in HELP_FLAGS for arg in command.passed_on):
+        return dbt_help(command.passed_on, settings)
     with warehouse_lock(settings):
         from cdc_warehouse.metastore_locks import metastore_run_lock
         from cdc_warehouse.warehouse_lease import warehouse_lease
 
-        spark = start_spark(settings)
+        spark = start_spark(settings, verbose=command.verbose)
         try:
             with metastore_run_lock(spark, settings), warehouse_lease(spark, settings):
                 return run_command(spark, command, settings)
@@ -158,21 +282,103 @@ def run_command(spark, command: Command, settings: Settings) -> int:
         build_record.forget(settings.dbt_dir)
         tag_commits(spark, landed_through(spark, settings))
         return 0 if run_dbt(command.passed_on, settings) else 1
-    report = land_files(spark, settings)
-    if command.name == "land":
+    if command.name == "status":
+        print(run_log.status(spark, settings))
         return 0
+    if command.name == "land":
+        land_files(spark, settings)
+        return 0
+    if command.every is not None:
+        return run_every(spark, command.passed_on, command.every, settings)
+    return recorded_run(spark, command.passed_on, settings)
+
+
+def recorded_run(spark, build_args: list[str], settings: Settings) -> int:
+    """One scheduled run, its row appended to the run log (and its metrics written)."""
+    with run_log.recorded(spark, settings, then=run_metrics_writer(spark, settings)) as run:
+        return 0 if scheduled_run(spark, build_args, settings, run) else 1
+
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+def run_every(spark, build_args: list[str], every: int, settings: Settings) -> int:
+    """Continuous mode: one run whenever the landing root's listing changed since the last run,
+    the last run failed, or the partial-line wait has passed since it (a held-back last line
+    lands on time); at most one per interval. A stop signal ends the wait at once, or the
+    current run once it has ended (its commits are never cut); the exit code is then 0."""
+    from cdc_warehouse.landing import landing_listing
+    from cdc_warehouse.steps import keep_parsed_project
+
+    stop = threading.Event()
+    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in STOP_SIGNALS}
+    print(
+        f"cdcw: running every {every}s on {settings.landing_root}; SIGTERM or Ctrl-C stops",
+        file=sys.stderr,
+    )
+    try:
+        listed: frozenset | None = None
+        failed = False
+        last_run = float("-inf")
+        while not stop.is_set():
+            tick = time.monotonic()
+            listing = landing_listing(settings.landing_root)
+            waited = tick - last_run >= settings.partial_line_wait_seconds
+            if listing != listed or failed or waited:
+                listed, last_run = listing, tick
+                keep_parsed_project(settings)
+                try:
+                    failed = recorded_run(spark, build_args, settings) != 0
+                except Exception as exc:  # recorded as failed; retried at the next interval
+                    print(f"cdcw: {failure_sentence(exc, settings)}", file=sys.stderr)
+                    failed = True
+            stop.wait(max(0.0, tick + every - time.monotonic()))
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    print("cdcw: stopped", file=sys.stderr)
+    return 0
+
+
+def run_metrics_writer(spark, settings: Settings) -> Callable[[run_log.RunRow], None] | None:
+    """What writes a run's metrics to CDC_METRICS_FILE, if set."""
+    from cdc_warehouse import metrics
+
+    path = settings.metrics_file
+    if path is None:
+        return None
+    return lambda run: metrics.write(spark, settings, run, path)
+
+
+def scheduled_run(spark, build_args: list[str], settings: Settings, run: run_log.RunRow) -> bool:
+    """`cdcw run`'s work: land, build what the new lines feed, and say what it did, in `run`
+    (its row of the run log) as well."""
+    from cdc_warehouse.table_format import tag_commits
+
+    landing_started = time.monotonic()
+    report = land_files(spark, settings)
+    run.stage_seconds["land"] = round(time.monotonic() - landing_started, 3)
+    run.landing_run = report.newest_run
+    run.files_landed, run.lines_landed = report.files, report.lines
     tag_commits(spark, report.newest_run)
     # Only a run that landed files reports what it wrote: a run that finds nothing new reads no
     # table history.
     versions_before = run_summary.mart_versions(spark, settings.mart_schema) if report.files else {}
-    if not build_new_landings(spark, report, command.passed_on, settings):
-        return 1
+    built = build_new_landings(spark, report, build_args, settings)
+    run_results = settings.dbt_dir / "target" / "run_results.json"
+    run.stage_seconds |= run_log.dbt_stage_seconds(run_results, run.started_at)
+    if not built:
+        run.status, run.error = run_log.FAILED, run_log.dbt_failure(run_results)
+        return False
     if report.files:
-        print(
-            run_summary.summary(spark, settings.mart_schema, report, versions_before),
-            file=sys.stderr,
-        )
-    return 0
+        counts = run_summary.run_counts(spark, settings.mart_schema, report, versions_before)
+        run.lines_quarantined = counts.quarantined
+        run.versions_written = counts.history.inserted + counts.history.updated
+        run.versions_removed = counts.history.deleted
+        run.keys_written = counts.current.inserted + counts.current.updated
+        run.keys_deleted = counts.current.deleted
+        print(run_summary.summary(report, counts), file=sys.stderr)
+    return True
 
 
 def generate_typed_models(spark, project_dir: Path, settings: Settings) -> int:
@@ -213,16 +419,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 # Exit code of a failure no rule foresaw (a Spark or file system error, a bug).
 UNEXPECTED_FAILURE = 4
-# How much of an exception's first line the sentence quotes (Spark's run to pages).
-QUOTED_CHARS = 300
 
 
 def failure_sentence(exc: BaseException, settings: Settings) -> str:
     """What failed, in one sentence, and where its traceback was written (beside dbt's logs,
     replaced by the next failure)."""
-    first_line = (str(exc).strip().splitlines() or [""])[0]
-    if len(first_line) > QUOTED_CHARS:
-        first_line = first_line[:QUOTED_CHARS] + "..."
     log = settings.dbt_dir / "logs" / "cdcw-failure.log"
     try:
         log.parent.mkdir(parents=True, exist_ok=True)
@@ -230,7 +431,7 @@ def failure_sentence(exc: BaseException, settings: Settings) -> str:
         where = f"the traceback is in {log}"
     except OSError:
         where = "its traceback could not be written"
-    return f"failed with {type(exc).__name__}: {first_line} ({where})"
+    return f"failed with {run_log.exception_sentence(exc)} ({where})"
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ the manifest lists (macros/change_log/source_family.sql), so a build never sees 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import time
@@ -172,6 +173,18 @@ def list_family_files(landing_root: Path, family: Family) -> list[tuple[str, Pat
                 if _is_landable(filename) and filename.endswith(family.suffixes):
                     found.append((source_dir.name, Path(dirpath) / filename))
     return sorted(found, key=lambda item: str(item[1]))
+
+
+def landing_listing(landing_root: Path) -> frozenset[tuple[str, int, int]]:
+    """(path, size, modification time) of every landable file of every family: what a waiting
+    continuous process compares from one interval to the next (a listing, no Spark)."""
+    listing = set()
+    for family in FAMILIES:
+        for _, path in list_family_files(landing_root, family):
+            with contextlib.suppress(FileNotFoundError):  # removed since listed
+                stat = path.stat()
+                listing.add((str(path), stat.st_size, stat.st_mtime_ns))
+    return frozenset(listing)
 
 
 def unread_files(landing_root: Path) -> list[Path]:

@@ -98,19 +98,39 @@ def mart_versions(spark, mart_schema: str) -> dict[str, int]:
     return {mart: table_version(spark, f"{mart_schema}.{mart}") for mart in SUMMARISED_MARTS}
 
 
-def summary(spark, mart_schema: str, report: LandingReport, versions_before: dict[str, int]) -> str:
-    """The run's line, once its build has succeeded."""
+@dataclass(frozen=True)
+class RunCounts:
+    """What a run's build quarantined and wrote to the marts."""
+
+    quarantined: int
+    history: RowsWritten
+    current: RowsWritten
+
+
+def run_counts(
+    spark, mart_schema: str, report: LandingReport, versions_before: dict[str, int]
+) -> RunCounts:
+    """Counted once the run's build has succeeded."""
     written = {
         mart: rows_written_since(spark, f"{mart_schema}.{mart}", version)
         for mart, version in versions_before.items()
     }
+    return RunCounts(
+        quarantined_in_run(spark, f"{mart_schema}.cdc_quarantine", report.landing_run),
+        history=written["cdc_history"],
+        current=written["cdc_current"],
+    )
+
+
+def summary(report: LandingReport, counts: RunCounts) -> str:
+    """The run's line."""
     return summary_line(
         report.landing_run,
         report.files,
         report.lines,
-        quarantined_in_run(spark, f"{mart_schema}.cdc_quarantine", report.landing_run),
-        written["cdc_history"],
-        written["cdc_current"],
+        counts.quarantined,
+        counts.history,
+        counts.current,
     )
 
 

@@ -37,6 +37,13 @@ PARTIAL_LINE_WAIT = "CDC_PARTIAL_LINE_WAIT_SECONDS"
 # The Thrift server serves this machine only unless told otherwise.
 DEFAULT_THRIFT_HOST = "127.0.0.1"
 DEFAULT_PARTIAL_LINE_WAIT_SECONDS = 300
+# The Spark UI: off unless asked for; when on, it serves this machine only unless told otherwise.
+SPARK_UI = "CDC_SPARK_UI"
+SPARK_UI_PORT = "CDC_SPARK_UI_PORT"
+SPARK_UI_HOST = "CDC_SPARK_UI_HOST"
+METRICS_FILE = "CDC_METRICS_FILE"
+DEFAULT_SPARK_UI_PORT = 4040
+DEFAULT_SPARK_UI_HOST = "127.0.0.1"
 
 # JDBC metastores whose driver class (and, for PostgreSQL, Debian's jar) we know.
 JDBC_DRIVERS = {
@@ -116,6 +123,14 @@ class Settings:
     sql_conf: tuple[tuple[str, str], ...] = ()
     # CDC_PARTIAL_LINE_WAIT_SECONDS: how long an unchanged file's unfinished last line waits.
     partial_line_wait_seconds: int = DEFAULT_PARTIAL_LINE_WAIT_SECONDS
+    # CDC_SPARK_UI: the driver serves the Spark UI.
+    spark_ui: bool = False
+    # CDC_SPARK_UI_PORT: its port (the next free one above when taken).
+    spark_ui_port: int = DEFAULT_SPARK_UI_PORT
+    # CDC_SPARK_UI_HOST: the address the driver, and so its UI, binds to (SPARK_LOCAL_IP).
+    spark_ui_host: str = DEFAULT_SPARK_UI_HOST
+    # CDC_METRICS_FILE: where each run writes its metrics in Prometheus' text format (None: not).
+    metrics_file: Path | None = None
 
     @property
     def raw_schema(self) -> str:
@@ -228,7 +243,7 @@ def _master(target: str, env: Mapping[str, str]) -> str | None:
 
 
 ALWAYS_BUILD = "CDC_ALWAYS_BUILD"
-ALWAYS_BUILD_VALUES = {
+FLAG_VALUES = {
     "1": True,
     "true": True,
     "yes": True,
@@ -239,14 +254,14 @@ ALWAYS_BUILD_VALUES = {
 }
 
 
-def _always_build(value: str) -> bool:
-    """A misspelt value must not quietly leave a forced build off."""
+def _flag(setting: str, value: str, meaning: str) -> bool:
+    """A misspelt value must not quietly leave a setting off."""
     flag = value.strip().lower()
-    if flag not in ALWAYS_BUILD_VALUES:
+    if flag not in FLAG_VALUES:
         raise SettingsError(
-            f"{ALWAYS_BUILD} must be 1, true or yes (build) or 0, false, no or empty, not {value!r}"
+            f"{setting} must be 1, true or yes ({meaning}) or 0, false, no or empty, not {value!r}"
         )
-    return ALWAYS_BUILD_VALUES[flag]
+    return FLAG_VALUES[flag]
 
 
 TEST_SCOPE = "CDC_TEST_SCOPE"
@@ -266,6 +281,13 @@ def _retention_hours(value: str) -> int:
     text = value.strip() or str(DEFAULT_RETENTION_HOURS)
     if not text.isdigit():
         raise SettingsError(f"{RETENTION_HOURS} must be a whole number of hours, not {value!r}")
+    return int(text)
+
+
+def _spark_ui_port(value: str) -> int:
+    text = value.strip() or str(DEFAULT_SPARK_UI_PORT)
+    if not text.isdigit() or not 0 < int(text) < 65536:
+        raise SettingsError(f"{SPARK_UI_PORT} must be a port number (1-65535), not {value!r}")
     return int(text)
 
 
@@ -328,6 +350,21 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     else:
         spark_warehouse = str(local_warehouse.resolve())
     warehouse_location = None if spark_warehouse == str(warehouse_dir) else spark_warehouse
+    spark_ui = _flag(SPARK_UI, env.get(SPARK_UI, ""), "serve the Spark UI")
+    if spark_ui and target == CONNECT:
+        raise SettingsError(
+            f"{SPARK_UI}: with CDC_TARGET=connect the Spark UI is the Connect server's; unset it"
+        )
+    ui_host = env.get(SPARK_UI_HOST, "").strip() or DEFAULT_SPARK_UI_HOST
+    # A local-cluster's executors run on this machine; any other cluster's cannot reach it.
+    on_remote_executors = target == CLUSTER and not (master or "").startswith("local-cluster[")
+    if spark_ui and on_remote_executors and ui_host.startswith("127."):
+        raise SettingsError(
+            f"{SPARK_UI} on CDC_TARGET=cluster binds the driver to CDC_SPARK_UI_HOST, "
+            f"{ui_host} by default, where executors cannot reach it; set CDC_SPARK_UI_HOST "
+            "to the driver's address on the cluster's network"
+        )
+    metrics = env.get(METRICS_FILE, "").strip()
     return Settings(
         landing_root=Path(
             env.get("CDC_LANDING_ROOT", PROJECT_DIR / "sample_data" / "landing")
@@ -343,11 +380,15 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         executor_memory=env.get("CDC_EXECUTOR_MEMORY") or None,
         schema_prefix=prefix,
         mart_schema=env.get("CDC_SCHEMA", "").strip() or "default",
-        always_build=_always_build(env.get(ALWAYS_BUILD, "")),
+        always_build=_flag(ALWAYS_BUILD, env.get(ALWAYS_BUILD, ""), "build"),
         test_every_row=_test_every_row(env.get(TEST_SCOPE, "")),
         thrift_host=env.get("CDC_THRIFT_HOST", "").strip() or DEFAULT_THRIFT_HOST,
         class_archive_dir=archive_dir(env),
         retention_hours=_retention_hours(env.get(RETENTION_HOURS, "")),
         sql_conf=_sql_conf(env.get(SQL_CONF_SETTING, "")),
         partial_line_wait_seconds=_partial_line_wait_seconds(env.get(PARTIAL_LINE_WAIT, "")),
+        spark_ui=spark_ui,
+        spark_ui_port=_spark_ui_port(env.get(SPARK_UI_PORT, "")),
+        spark_ui_host=ui_host,
+        metrics_file=Path(metrics).resolve() if metrics else None,
     )

@@ -12,6 +12,8 @@ import os
 import sys
 import warnings
 import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pyspark
@@ -23,6 +25,8 @@ from cdc_warehouse.class_archive import ArchivePlan
 from cdc_warehouse.metastore_locks import open_shared_metastore
 from cdc_warehouse.prereqs import java_executable
 from cdc_warehouse.settings import CONNECT, Settings, SettingsError
+
+STDERR = 2
 
 # SQL settings every session gets, Connect sessions included (runtime settings only).
 SQL_CONF = {
@@ -119,7 +123,8 @@ def session_conf(settings: Settings) -> dict[str, str]:
         # Most written columns are JSON text of high cardinality: trying a dictionary first made
         # a copy of cdc_history 25% slower and its files 10% larger (docs/benchmarks/journal.md).
         "spark.hadoop.parquet.enable.dictionary": "false",
-        "spark.ui.enabled": "false",
+        "spark.ui.enabled": str(settings.spark_ui).lower(),
+        "spark.ui.port": str(settings.spark_ui_port),
         "spark.ui.showConsoleProgress": "false",
     }
     # The driver also loads Delta from its own classpath: the Thrift server's JDBC sessions
@@ -134,10 +139,37 @@ def session_conf(settings: Settings) -> dict[str, str]:
     return conf
 
 
-def build_session(settings: Settings) -> SparkSession:
+def spark_log(settings: Settings) -> Path:
+    """Where the driver JVM's own output goes (start-up warnings, Spark's log) unless asked for
+    on the terminal."""
+    return settings.dbt_dir / "logs" / "spark.log"
+
+
+@contextmanager
+def jvm_output_to(log: Path | None) -> Iterator[None]:
+    """A JVM started inside this block writes its standard error (the launcher's notes, log4j,
+    Spark's warnings) to `log`, appended, for as long as it lives; this process's own standard
+    error is back where it was after the block. None: left on the terminal."""
+    if log is None:
+        yield
+        return
+    log.parent.mkdir(parents=True, exist_ok=True)
+    sys.stderr.flush()
+    terminal = os.dup(STDERR)
+    try:
+        with log.open("ab") as target:
+            os.dup2(target.fileno(), STDERR)
+            yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(terminal, STDERR)
+        os.close(terminal)
+
+
+def build_session(settings: Settings, verbose: bool = False) -> SparkSession:
     """Embedded Spark with its Derby metastore and parquet warehouse under one directory,
     sized for a small (2-core) machine; or the driver of a cluster application; or a Spark
-    Connect client."""
+    Connect client. The driver JVM's own output goes to `spark_log` unless `verbose`."""
     settings.warehouse_dir.mkdir(parents=True, exist_ok=True)
     if settings.target == CONNECT:
         return _connect_session(settings)
@@ -159,10 +191,19 @@ def build_session(settings: Settings) -> SparkSession:
     builder = SparkSession.builder
     for key, value in conf.items():
         builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    # Only a JVM's start decides where its output goes.
+    starts_jvm = SparkContext._gateway is None
+    if starts_jvm and settings.spark_ui:
+        # The UI binds to the address the JVM finds in SPARK_LOCAL_IP (else every interface),
+        # as the driver does.
+        os.environ["SPARK_LOCAL_IP"] = settings.spark_ui_host
+    with jvm_output_to(spark_log(settings) if starts_jvm and not verbose else None):
+        spark = builder.getOrCreate()
     if archive is not None and archive.dump_to is not None:
         class_archive.finish_at_exit(spark, archive)
     spark.sparkContext.setLogLevel("ERROR")
+    if settings.spark_ui:
+        print(f"cdcw: the Spark UI is at {spark.sparkContext.uiWebUrl}", file=sys.stderr)
     if settings.metastore is not None and not settings.metastore.is_service:
         open_shared_metastore(spark, settings.metastore)
     return spark

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cdc_warehouse import build_record
 from cdc_warehouse.settings import (
@@ -99,22 +99,49 @@ def dbt_args(args: Sequence[str], settings: Settings) -> list[str]:
     return full
 
 
+# dbt's parse of the project, kept by a process that builds again and again (`cdcw run --every`)
+# for every dbt command it runs, with the digest of the project it was parsed from; empty: each
+# command parses the project (from dbt's partial-parse cache).
+_kept_parse: dict[str, Any] = {}
+
+
+def keep_parsed_project(settings: Settings) -> None:
+    """Parse the project now, unless the kept parse is of the project as it is; later dbt
+    commands of this process reuse it."""
+    from dbt.cli.main import dbtRunner
+
+    digest = build_fingerprint((), settings)
+    if _kept_parse.get("digest") == digest:
+        return
+    _kept_parse.clear()
+    _dbt_paths(settings)
+    result = dbtRunner().invoke(dbt_args(["parse"], settings))
+    if result.success:
+        _kept_parse.update(digest=digest, manifest=result.result)
+
+
+def _dbt_paths(settings: Settings) -> None:
+    os.environ["DBT_TARGET_PATH"] = str(settings.dbt_dir / "target")
+    os.environ["DBT_LOG_PATH"] = str(settings.dbt_dir / "logs")
+
+
 def run_dbt(args: Sequence[str], settings: Settings) -> bool:
     from dbt.cli.main import dbtRunner
 
-    os.environ["DBT_TARGET_PATH"] = str(settings.dbt_dir / "target")
-    os.environ["DBT_LOG_PATH"] = str(settings.dbt_dir / "logs")
-    result = dbtRunner().invoke(dbt_args(args, settings))
+    _dbt_paths(settings)
+    result = dbtRunner(manifest=_kept_parse.get("manifest")).invoke(dbt_args(args, settings))
     if result.exception is not None:
         print(f"cdcw: dbt failed: {result.exception}", file=sys.stderr)
     return bool(result.success)
 
 
-def start_spark(settings: Settings):
+def start_spark(settings: Settings, verbose: bool = False):
+    """The session with the UDFs registered; `verbose`: Spark's start-up output on the terminal
+    (spark.build_session)."""
     from cdc_warehouse.spark import build_session, ship_python_udfs
     from python_udfs.registry import register_all
 
-    spark = build_session(settings)
+    spark = build_session(settings, verbose=verbose)
     ship_python_udfs(spark, settings)
     register_all(spark, settings.tables_file)
     return spark

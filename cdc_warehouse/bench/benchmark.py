@@ -43,6 +43,7 @@ from typing import Any
 
 from cdc_warehouse.bench import workload
 from cdc_warehouse.files import replace_text
+from cdc_warehouse.run_log import DBT_STAGES, stage_of
 from cdc_warehouse.settings import PROJECT_DIR, load_settings
 from python_udfs.json_values import canonical_json
 
@@ -52,7 +53,6 @@ INCREMENTAL_PHASES = (*workload.TOPUP_MODES, workload.SMALL_FILE)
 IDLE_RUN = "idle"
 PHASES = ("floor", "full", *INCREMENTAL_PHASES)
 STAGES = ("land", "staging", "change_log", "history", "current", "tests", "other", "dbt_overhead")
-DBT_STAGES = STAGES[1:-1]
 TARGETS = {
     "full_vs_floor": 2.5,
     "driver_peak_rss_gb": 4.0,
@@ -184,26 +184,6 @@ def _landed_families() -> tuple[str, ...]:
     return tuple(family.name for family in FAMILIES)
 
 
-def _stage_of(node: dict[str, Any]) -> str:
-    unique_id = node["unique_id"]
-    kind, _, name = unique_id.split(".")[0], None, unique_id.split(".")[-1]
-    if kind == "test":
-        return "tests"
-    if kind != "model":
-        return "other"
-    if name.startswith("stg_"):
-        return "staging"
-    if name.startswith("int_cdc__"):
-        return "change_log"
-    if name.startswith("int_"):
-        return "staging"  # a family's decoding into the one change-log shape
-    if name == "cdc_history":
-        return "history"
-    if name == "cdc_current":
-        return "current"
-    return "other"
-
-
 def dbt_timings(run_results: Path) -> dict[str, Any]:
     """Seconds per node and per stage from dbt's run_results.json."""
     document = json.loads(run_results.read_text())
@@ -215,7 +195,7 @@ def dbt_timings(run_results: Path) -> dict[str, Any]:
         if node["unique_id"].startswith("test."):
             name = "test." + name
         nodes[name] = {"seconds": round(seconds, 3), "status": node.get("status")}
-        stages[_stage_of(node)] += seconds
+        stages[stage_of(node["unique_id"])] += seconds
     return {
         "elapsed": float(document.get("elapsed_time") or 0.0),
         "nodes": nodes,

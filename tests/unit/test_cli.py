@@ -69,7 +69,7 @@ def test_usage_errors_do_not_start_spark(tmp_path, capsys):
             "json",
             "--quiet",
         ],
-        ["dbt", "--help"],
+        ["dbt", "build", "--help"],
         ["dbt", "build", "--project-dir", "/elsewhere", "--select", "path:models/marts"],
         ["dbt", "source", "freshness", "--", "--vars", "{a: 1}"],
         ["bench", "--scale", "2000", "--phases", "floor,full", "-h"],
@@ -78,6 +78,79 @@ def test_usage_errors_do_not_start_spark(tmp_path, capsys):
 def test_what_follows_run_dbt_and_bench_passes_on_unchanged(argv):
     command = cli.parse_command(argv)
     assert (command.name, command.passed_on) == (argv[0], argv[1:])
+
+
+@pytest.mark.parametrize("name", list(cli.COMMANDS))
+def test_every_command_has_its_own_help_that_does_no_work(tmp_path, capsys, name):
+    settings = settings_in(tmp_path)
+    assert cli.execute([name, "--help"], settings) == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith("usage: cdcw ")
+    assert f" {name} " in printed.splitlines()[0]
+    assert not settings.warehouse_dir.exists()
+
+
+def test_run_help_is_cdcws_not_dbts(tmp_path, capsys):
+    assert cli.execute(["run", "-h"], settings_in(tmp_path)) == 0
+    printed = capsys.readouterr().out
+    assert "usage: cdcw run [-h] [-v]" in printed
+    assert "(`cdcw dbt build --help` lists them)" in " ".join(printed.split())
+
+
+def test_dbt_help_of_a_dbt_command_names_cdcw_and_starts_nothing(tmp_path, capsys):
+    settings = settings_in(tmp_path)
+    assert cli.execute(["dbt", "build", "--help"], settings) == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith("Usage: cdcw dbt build [OPTIONS]")
+    assert "--full-refresh" in printed
+    assert not settings.warehouse_dir.exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "verbose", "passed_on"),
+    [
+        (["run", "--select", "x"], False, ["--select", "x"]),
+        (["-v", "run", "--select", "x"], True, ["--select", "x"]),
+        (["run", "--verbose", "--select", "x"], True, ["--select", "x"]),
+        (["--verbose", "dbt", "show", "-s", "x"], True, ["show", "-s", "x"]),
+        (["land", "-v"], True, []),
+    ],
+)
+def test_verbose_is_cdcws_own_flag(argv, verbose, passed_on):
+    command = cli.parse_command(argv)
+    assert (command.verbose, command.passed_on) == (verbose, passed_on)
+
+
+def test_a_jvm_started_quietly_writes_its_output_to_the_log(tmp_path, capfd):
+    """What a child process started in the block writes to standard error goes to the log;
+    this process's standard error is its own again after the block."""
+    from cdc_warehouse.spark import jvm_output_to
+
+    log = tmp_path / "logs" / "spark.log"
+    noisy = [sys.executable, "-c", "import sys; sys.stderr.write('Setting default log level')"]
+    with jvm_output_to(log):
+        subprocess.run(noisy, check=True)
+    subprocess.run([sys.executable, "-c", "import sys; sys.stderr.write('after')"], check=True)
+    assert log.read_text() == "Setting default log level"
+    assert capfd.readouterr().err == "after"
+    with jvm_output_to(None):
+        subprocess.run(noisy, check=True)
+    assert capfd.readouterr().err == "Setting default log level"
+
+
+@pytest.mark.parametrize(("text", "seconds"), [("30s", 30), ("5m", 300), ("1h", 3600)])
+def test_run_every_takes_a_duration(text, seconds):
+    command = cli.parse_command(["run", "--every", text, "--select", "x"])
+    assert (command.every, command.passed_on) == (seconds, ["--select", "x"])
+    assert cli.parse_command(["run"]).every is None
+
+
+@pytest.mark.parametrize("text", ["30", "0s", "5 minutes", "1d"])
+def test_a_duration_that_is_none_is_a_usage_error(tmp_path, capsys, text):
+    settings = settings_in(tmp_path)
+    assert cli.execute(["run", "--every", text], settings) == 2
+    assert "e.g. 30s, 5m or 1h" in capsys.readouterr().err
+    assert not settings.warehouse_dir.exists()
 
 
 def test_generate_typed_models_takes_a_project_dir():

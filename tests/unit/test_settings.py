@@ -311,3 +311,47 @@ def test_the_project_writes_tables_in_the_raw_internal_and_mart_databases():
     assert load_settings({}).table_schemas == ("cdc_raw", "cdc_internal", "default")
     settings = load_settings({"CDC_SCHEMA_PREFIX": "team_a_", "CDC_SCHEMA": "marts"})
     assert settings.table_schemas == ("team_a_cdc_raw", "team_a_cdc_internal", "marts")
+
+
+def test_the_spark_ui_is_off_unless_asked_for_and_then_on_its_port():
+    off = load_settings({})
+    assert (off.spark_ui, off.spark_ui_host, off.metrics_file) == (False, "127.0.0.1", None)
+    assert session_conf(off)["spark.ui.enabled"] == "false"
+    on = load_settings({"CDC_SPARK_UI": "1", "CDC_SPARK_UI_PORT": "4141"})
+    assert (on.spark_ui, on.spark_ui_port) == (True, 4141)
+    conf = session_conf(on)
+    assert (conf["spark.ui.enabled"], conf["spark.ui.port"]) == ("true", "4141")
+
+
+@pytest.mark.parametrize(
+    ("env", "refused"),
+    [
+        ({"CDC_SPARK_UI": "on"}, "CDC_SPARK_UI must be 1, true or yes"),
+        ({"CDC_SPARK_UI_PORT": "99999"}, "CDC_SPARK_UI_PORT must be a port number"),
+        ({"CDC_SPARK_UI_PORT": "http"}, "CDC_SPARK_UI_PORT must be a port number"),
+        (
+            {"CDC_SPARK_UI": "1", "CDC_TARGET": "connect", "SPARK_REMOTE": "sc://h:15002"},
+            "the Spark UI is the Connect server's",
+        ),
+        (
+            {"CDC_SPARK_UI": "1", "CDC_TARGET": "cluster", "CDC_SPARK_MASTER": "spark://m:7077"},
+            "executors cannot reach it",
+        ),
+    ],
+)
+def test_spark_ui_settings_that_cannot_work_are_refused(env, refused):
+    with pytest.raises(SettingsError, match=refused):
+        load_settings(env)
+
+
+def test_a_cluster_ui_binds_where_its_host_setting_says():
+    env = {"CDC_SPARK_UI": "1", "CDC_TARGET": "cluster", "CDC_SPARK_MASTER": "spark://m:7077"}
+    assert load_settings({**env, "CDC_SPARK_UI_HOST": "10.0.0.5"}).spark_ui_host == "10.0.0.5"
+    local_cluster = {**env, "CDC_SPARK_MASTER": "local-cluster[2,1,1024]"}
+    assert load_settings(local_cluster).spark_ui_host == "127.0.0.1"
+
+
+def test_the_metrics_file_is_an_absolute_path(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    settings = load_settings({"CDC_METRICS_FILE": "metrics/cdcw.prom"})
+    assert settings.metrics_file == tmp_path / "metrics" / "cdcw.prom"
