@@ -28,7 +28,7 @@
             )
         end as sort_key,
         max(has_unknown_values) over (
-            partition by source_system, source_name, source_table, key_json
+            partition by source_system, source_name, source_table, key_json, is_context
         ) as key_has_unknown_values
     from (
         select
@@ -67,7 +67,8 @@
                     case
                         when is_backfill then order_ts
                         else max(case when not is_backfill then order_ts end) over (
-                            partition by source_system, source_name, source_table, key_json
+                            partition by
+                                source_system, source_name, source_table, key_json, is_context
                             order by sort_pos, event_id
                             rows between unbounded preceding and current row
                         )
@@ -78,12 +79,14 @@
                     and image_has_unknown_values as has_unknown_values
                 from (
                     -- The first delivery of an event is the one ordered first among its copies
-                    -- (a seed before them: the event was applied before).
+                    -- (a seed before them: the event was applied before). A key recomputed and
+                    -- read as a successor's context has each change twice, once each way.
                     select
                         *,
                         is_seed or not (
                             event_id <=> lag(event_id) over (
-                                partition by source_system, source_name, source_table, key_json
+                                partition by
+                                    source_system, source_name, source_table, key_json, is_context
                                 order by event_id, is_seed desc, landing_run, file_path, line_number
                             )
                         ) as is_first_delivery
