@@ -64,12 +64,12 @@ def stage_of(unique_id: str) -> str:
         return "other"
     if name.startswith("stg_"):
         return "staging"
-    if name in ("int_cdc__key_states", "cdc_history"):
-        return "history"  # the key states build the versions cdc_history merges
     if name.startswith("int_cdc__"):
         return "change_log"
     if name.startswith("int_"):
         return "staging"  # a family's decoding into the one change-log shape
+    if name == "cdc_history":
+        return "history"
     if name == "cdc_current":
         return "current"
     return "other"

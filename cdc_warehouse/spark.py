@@ -56,10 +56,6 @@ SQL_CONF = {
     # to its start with a recursive query, which Spark would otherwise stop at 100 levels.
     "spark.sql.cteRecursionLevelLimit": "-1",
     "spark.sql.cteRecursionRowLimit": "-1",
-    # A temporary view keeps its analysed plan rather than its SQL text: a model's compile-time
-    # steps are views over views (macros/utils/temporary_view.sql), and from text each
-    # statement that reads the last one would analyse the whole chain again.
-    "spark.sql.legacy.storeAnalyzedPlanForView": "true",
     # VACUUM lists files with this many tasks (Spark's default, 10000, is meant for clusters).
     "spark.sql.sources.parallelPartitionDiscovery.parallelism": "16",
 }

@@ -1,9 +1,8 @@
 {#- The `merge` incremental strategy of this project's models (it replaces dbt-spark's, which
     only updates and inserts): one Delta MERGE that also deletes. With config
     `merge_deletes_flagged_rows`, a model's incremental query returns the rows it recomputed and
-    the old rows that no longer exist, told apart by `flag_removed_rows`. A model returns only
-    rows that changed: a matching row is rewritten whole, so the MERGE reads no column of the
-    target but its keys. With config `merge_null_safe_keys`, a NULL key column matches
+    the old rows that no longer exist, told apart by `flag_removed_rows`; matching rows that are
+    unchanged are not rewritten. With config `merge_null_safe_keys`, a NULL key column matches
     NULL (a key that may be unknown, such as a column's source type). -#}
 {% macro spark__get_merge_sql(target, source, unique_key, dest_columns, incremental_predicates) -%}
     {%- set columns = adapter.get_columns_in_relation(target) | map(attribute='quoted') | list -%}
@@ -23,7 +22,11 @@
     {%- if removal_flag %}
         when matched and source.{{ removal_flag }} then delete
     {%- endif %}
-    when matched then update set
+    when matched and not (
+    {%- for column in columns %}
+            target.{{ column }} <=> source.{{ column }}{{ " and" if not loop.last }}
+    {%- endfor %}
+    ) then update set
     {%- for column in columns %}
         {{ column }} = source.{{ column }}{{ "," if not loop.last }}
     {%- endfor %}

@@ -1,3 +1,6 @@
+-- depends_on: {{ ref('int_cdc__key_registry') }}
+-- depends_on: {{ ref('int_cdc__truncates') }}
+-- depends_on: {{ ref('int_spanner__table_columns') }}
 {{
     config(
         materialized='incremental',
@@ -6,115 +9,374 @@
         merge_deletes_flagged_rows=true,
         partition_by=['key_cohort'],
         tblproperties={'delta.enableDeletionVectors': 'true'},
-        pre_hook="{{ mark_applied_through(applied_through(ref('int_cdc__key_states'))) }}",
-        post_hook="{{ unmark_applied_through() }}",
+        post_hook=[
+            "{{ uncache_view('cdc_history__sorted_changes') }}",
+            "{{ uncache_view('cdc_history__changed_keys') }}",
+        ],
     )
 }}
 
-{#- One row per version of a key. int_cdc__key_states builds the versions; a run merges those its
-    changed keys wrote since this table's own mark: new and changed versions are written, a
-    recomputed key's versions that no longer exist are deleted, other rows are not touched
-    (docs/decisions/006, 011). A full build writes every key's versions, which the key states
-    hold only after their own full build. -#}
-{%- set key_states = ref('int_cdc__key_states') %}
-{%- set applied = applied_through(this) if is_incremental() else none %}
-{%- set applied = -1 if applied is none else applied %}
-{%- if not is_incremental() and execute
-    and applied_through(key_states, 'applied_from') not in [-1, none] %}
-    {{ exceptions.raise_compiler_error(
-        'cdc_history is built whole only from key states built whole: run '
-        ~ '`cdcw dbt build --full-refresh --select int_cdc__key_states+`'
-    ) }}
+{#- A run recomputes the history of the keys it changed, from the change log, so a late event
+    takes its place, and merges their versions into the table: new and changed versions are
+    written, versions that no longer exist deleted, other keys' rows not touched
+    (docs/decisions/006). -#}
+{%- set changed_keys = none %}
+{%- set touched = [] %}
+{%- set predecessor_cohorts = [] %}
+{%- set changed_key_count = 0 %}
+{%- if is_incremental() %}
+    {%- set processed_through = max_processed(this, 'last_landing_run') %}
+    {%- set changed_keys = cached_view(
+        'cdc_history__changed_keys', history_changed_keys(processed_through)
+    ) %}
+    {%- set touched = distinct_values(changed_keys, 'key_cohort', 'true') %}
+    {%- set changed_key_count = count_rows(changed_keys, 'true') %}
+    {%- set predecessor_cohorts = distinct_values(
+        ref('int_cdc__key_successions'),
+        'predecessor_key_cohort',
+        in_values('key_cohort', touched)
+    ) %}
 {%- endif %}
-{%- set written_cohorts = distinct_values(
-    key_states, 'key_cohort', 'batch_run > ' ~ applied
-) if is_incremental() else [] %}
-{%- set recomputed_cohorts = distinct_values(
-    key_states, 'key_cohort', 'batch_run > ' ~ applied ~ ' and is_recomputed'
-) if is_incremental() else [] %}
+{%- set changed_keys_hint = broadcast_hint('changed_keys', changed_key_count) %}
+{#- On disk: at a full build it is the whole change log, which would crowd the heap. A large
+    change log fills its partitions, and merging them measured slower (docs/benchmarks/journal.md
+    item 41); one small enough to broadcast is merged, as an incremental run's changes are
+    (item 42). -#}
+{%- set coalesce_sorted_changes = is_incremental() or (
+    count_rows(ref('int_cdc__change_log'), 'true') <= var('cdc_broadcast_max_rows') | int
+) %}
+{%- set sorted_changes = cached_view(
+    'cdc_history__sorted_changes',
+    history_sorted_changes(changed_keys, touched, predecessor_cohorts, changed_key_count),
+    'DISK_ONLY',
+    coalesce_output=coalesce_sorted_changes
+) %}
 
-{{ merge_only_into_partitions('key_cohort', written_cohorts) }}
-with changed_keys as (
-    select * from {{ key_states }}
-    where batch_run > {{ applied }}
+{{ merge_only_into_partitions('key_cohort', touched) }}
+with key_successions as (
+    {{ history_key_successions(changed_keys, touched, changed_keys_hint) }}
 ),
 
-written_versions as (
+sorted_changes as (
+    select * from {{ sorted_changes }}
+),
+
+predecessor_runs as (
+    -- A successor's unknown values continue its old key's, so its rows reflect those runs too.
     select
-        changed_keys.source_system,
-        changed_keys.source_name,
-        changed_keys.source_table,
-        changed_keys.key_json,
-        version.row_json,
-        version.unavailable_columns,
-        version.op,
-        version.valid_from,
-        version.valid_to,
-        version.is_current,
-        version.closed_by_delete,
-        version.sort_key,
-        version.committed_at,
-        version.last_landing_run,
-        changed_keys.key_cohort
-    from changed_keys
-        lateral view explode(changed_keys.versions) written as version
+        key_successions.source_system,
+        key_successions.source_name,
+        key_successions.source_table,
+        key_successions.key_json,
+        max(sorted_changes.last_landing_run) as landing_run
+    from key_successions
+    inner join sorted_changes
+        on
+            {{ same_key('key_successions', 'sorted_changes', left_key='predecessor_key_json') }}
+    group by
+        key_successions.source_system,
+        key_successions.source_name,
+        key_successions.source_table,
+        key_successions.key_json
+),
+
+incomplete_changes as (
+    -- Changes that do not carry every column's value (TOAST placeholder, 'u', partial image).
+    select * from sorted_changes
+    where has_unknown_values
+),
+
+unknown_cells as (
+    select
+        incomplete_changes.source_system,
+        incomplete_changes.source_name,
+        incomplete_changes.source_table,
+        incomplete_changes.key_json,
+        incomplete_changes.sort_key,
+        cells.column_name,
+        cast(null as string) as column_value,
+        true as is_unknown
+    from incomplete_changes
+        lateral view explode(incomplete_changes.row_image) cells as column_name, column_value
+    where cells.column_value is null
+),
+
+lineage_changes as (
+    -- The known values a key's unknown cells may take: its own earlier ones, and its
+    -- predecessor's from before the primary key change.
+    select
+        sorted_changes.source_system,
+        sorted_changes.source_name,
+        sorted_changes.source_table,
+        sorted_changes.key_json,
+        sorted_changes.sort_key,
+        sorted_changes.row_image
+    from sorted_changes
+    where sorted_changes.key_has_unknown_values and sorted_changes.op != 'delete'
+    union all
+    select
+        key_successions.source_system,
+        key_successions.source_name,
+        key_successions.source_table,
+        key_successions.key_json,
+        sorted_changes.sort_key,
+        sorted_changes.row_image
+    from key_successions
+    inner join sorted_changes
+        on
+            {{ same_key('key_successions', 'sorted_changes', left_key='predecessor_key_json') }}
+            and key_successions.sort_pos > sorted_changes.sort_pos
+    where sorted_changes.op != 'delete'
+),
+
+unknown_columns as (
+    -- The columns a table ever leaves unknown: only their known values can fill a cell.
+    select
+        source_system,
+        source_name,
+        source_table,
+        collect_set(column_name) as column_names
+    from unknown_cells
+    group by source_system, source_name, source_table
+),
+
+known_cells as (
+    select /*+ broadcast(unknown_columns) */
+        lineage_changes.source_system,
+        lineage_changes.source_name,
+        lineage_changes.source_table,
+        lineage_changes.key_json,
+        lineage_changes.sort_key,
+        cells.column_name,
+        cells.column_value,
+        false as is_unknown
+    from lineage_changes
+    inner join unknown_columns
+        on
+            lineage_changes.source_system = unknown_columns.source_system
+            and lineage_changes.source_name = unknown_columns.source_name
+            and lineage_changes.source_table = unknown_columns.source_table
+        lateral view explode(
+            map_filter(
+                lineage_changes.row_image,
+                (column_name, column_value) -> column_value is not null
+                and array_contains(unknown_columns.column_names, column_name)
+            )
+        ) cells as column_name, column_value
+),
+
+filled_cells as (
+    select
+        *,
+        last(column_value, true) over (
+            partition by source_system, source_name, source_table, key_json, column_name
+            order by sort_key
+            rows between unbounded preceding and current row
+        ) as latest_value
+    from (
+        select * from unknown_cells
+        union all
+        select * from known_cells
+    ) as cells
+),
+
+filled_images as (
+    select
+        source_system,
+        source_name,
+        source_table,
+        key_json,
+        sort_key,
+        map_from_entries(collect_list(struct(column_name, latest_value))) as filled_image
+    from filled_cells
+    where is_unknown and latest_value is not null
+    group by source_system, source_name, source_table, key_json, sort_key
+),
+
+changes_and_fills as (
+    -- A change's filled image sorts next to it in key order: the windows below that place it
+    -- share one sort, where a join on sort_key would shuffle the change log twice.
+    select
+        source_system,
+        source_name,
+        source_table,
+        key_json,
+        sort_key,
+        op,
+        row_image,
+        committed_at,
+        txn_id,
+        last_landing_run,
+        key_cohort,
+        cast(null as map <string, string>) as filled_image,
+        false as is_fill
+    from sorted_changes
+    where not is_context
+    union all
+    select
+        source_system,
+        source_name,
+        source_table,
+        key_json,
+        sort_key,
+        cast(null as string) as op,
+        cast(null as map <string, string>) as row_image,
+        cast(null as timestamp) as committed_at,
+        cast(null as string) as txn_id,
+        cast(null as bigint) as last_landing_run,
+        cast(null as int) as key_cohort,
+        filled_image,
+        true as is_fill
+    from filled_images
+),
+
+changes_with_fills as (
+    -- Newest first, a fill just before its change: every window below keeps this one sort and
+    -- reads a key's next change in source order with lag(), its previous with lead().
+    select
+        *,
+        case
+            when lag(sort_key) over newest_first = sort_key
+                then lag(filled_image) over newest_first
+        end as fill_of_change
+    from changes_and_fills
+    window newest_first as (
+        partition by source_system, source_name, source_table, key_json
+        order by sort_key desc, is_fill desc
+    )
+),
+
+completed_changes as (
+    -- Partial row images are completed: an unknown column takes the latest earlier value.
+    select
+        *,
+        coalesce(
+            map_zip_with(
+                row_image,
+                fill_of_change,
+                (column_name, own_value, filled_value) -> coalesce(own_value, filled_value)
+            ),
+            row_image
+        ) as completed_image
+    from changes_with_fills
+    where not is_fill
+),
+
+transaction_ends as (
+    -- Consecutive changes of a key inside one transaction make one version: its last change.
+    select
+        *,
+        lag(txn_id) over newest_first as next_txn_id
+    from completed_changes
+    window newest_first as (
+        partition by source_system, source_name, source_table, key_json
+        order by sort_key desc
+    )
+),
+
+transitions as (
+    select
+        *,
+        case
+            when op != 'delete' then {{ row_json_from_image('completed_image') }}
+        end as row_json,
+        case
+            when op != 'delete' then {{ unavailable_columns_of_image('completed_image') }}
+        end as unavailable_columns
+    from transaction_ends
+    where next_txn_id is null or next_txn_id != txn_id
+),
+
+state_changes as (
+    -- Only real changes: a state equal to the one before it (or a delete with nothing open)
+    -- is not a transition.
+    select
+        *,
+        row_json <=> lead(row_json) over newest_first
+        and unavailable_columns <=> lead(unavailable_columns) over newest_first
+        and (op = 'delete') = coalesce(lead(op) over newest_first = 'delete', true)
+            as repeats_previous_state
+    from transitions
+    window newest_first as (
+        partition by source_system, source_name, source_table, key_json
+        order by sort_key desc
+    )
+),
+
+timed_transitions as (
+    -- valid_from is the source time, but never later than the next version's.
+    select
+        *,
+        min(committed_at) over (
+            partition by source_system, source_name, source_table, key_json
+            order by sort_key desc
+            rows between unbounded preceding and current row
+        ) as effective_at
+    from state_changes
+    where not repeats_previous_state
+),
+
+versions as (
+    select
+        *,
+        lag(effective_at) over newest_first as valid_to,
+        coalesce(lag(op) over newest_first = 'delete', false) as closed_by_delete,
+        row_number() over newest_first = 1 as is_current
+    from timed_transitions
+    window newest_first as (
+        partition by source_system, source_name, source_table, key_json
+        order by sort_key desc
+    )
+),
+
+recomputed_versions as (
+    select
+        versions.source_system,
+        versions.source_name,
+        versions.source_table,
+        versions.key_json,
+        versions.row_json,
+        versions.unavailable_columns,
+        versions.op,
+        versions.effective_at as valid_from,
+        versions.valid_to,
+        versions.is_current,
+        versions.closed_by_delete,
+        versions.sort_key,
+        versions.committed_at,
+        greatest(versions.last_landing_run, predecessor_runs.landing_run) as last_landing_run,
+        versions.key_cohort
+    from versions
+    left join predecessor_runs
+        on
+            {{ same_key('versions', 'predecessor_runs') }}
+    where versions.op != 'delete'
 ),
 
 {%- if is_incremental() %}
 
-    changed_versions as (
-        -- A recomputed key's versions that no run since this table's mark can have changed are
-        -- as they were.
-        select * from written_versions
-        where last_landing_run > {{ applied }}
-    ),
-
-    recomputed_keys as (
-        select
-            source_system,
-            source_name,
-            source_table,
-            key_json
-        from changed_keys
-        where is_recomputed
-    ),
-
     removed_versions as (
-        -- Versions of the recomputed keys that their recomputation no longer has (their keys
-        -- are what the merge deletes by).
-        select
-            previous.source_system,
-            previous.source_name,
-            previous.source_table,
-            previous.key_json,
-            cast(null as string) as row_json,
-            cast(null as array<string>) as unavailable_columns,
-            cast(null as string) as op,
-            cast(null as timestamp) as valid_from,
-            cast(null as timestamp) as valid_to,
-            cast(null as boolean) as is_current,
-            cast(null as boolean) as closed_by_delete,
-            previous.sort_key,
-            cast(null as timestamp) as committed_at,
-            cast(null as bigint) as last_landing_run,
-            previous.key_cohort
+        -- Versions of the recomputed keys that the recomputation no longer has.
+        select previous.*
         from {{ this }} as previous
-        left semi join recomputed_keys
-            on {{ same_key('previous', 'recomputed_keys') }}
-        left anti join written_versions
-            on
-                {{ same_key('previous', 'written_versions') }}
-                and previous.sort_key = written_versions.sort_key
-        where {{ in_values('previous.key_cohort', recomputed_cohorts) }}
+        where
+            {{ in_values('previous.key_cohort', touched) }}
+            and {{ key_is_changed('previous', changed_keys, changed_keys_hint) }}
+            and not exists (
+                select 1 from recomputed_versions
+                where
+                    {{ same_key('recomputed_versions', 'previous') }}
+                    and recomputed_versions.sort_key = previous.sort_key
+            )
     ),
 
     final as (
-        {{ flag_removed_rows('changed_versions', 'removed_versions') }}
+        {{ flag_removed_rows('recomputed_versions', 'removed_versions') }}
     )
 {%- else %}
 
     final as (
-        select {{ write_clustered_by('key_cohort') }} * from written_versions
+        select {{ write_clustered_by('key_cohort') }} * from recomputed_versions
     )
 {%- endif %}
 

@@ -222,48 +222,6 @@ def test_each_run_ends_with_what_it_quarantined_and_wrote(families_run):
         previous = marts
 
 
-def keys_changed_by_run(pipeline: Pipeline) -> dict[int, dict[tuple[str, str], bool]]:
-    """For each landing run, the keys its run's commit of int_cdc__key_states changed: (table,
-    key) -> whether the key was recomputed (else folded)."""
-    spark, table = pipeline.spark(), "cdc_internal.int_cdc__key_states"
-    version_of_run: dict[int, int] = {}
-    for commit in sorted(spark.sql(f"describe history {table}").collect(), key=lambda c: c.version):
-        run = json.loads(commit.userMetadata or "{}").get("landing_run")
-        if run is not None:
-            version_of_run.setdefault(run, commit.version)
-    return {
-        run: {
-            (row.source_table, row.key_json): row.is_recomputed
-            for row in spark.sql(
-                f"select source_table, key_json, is_recomputed from {table} "
-                f"version as of {version} where batch_run = {run}"
-            ).collect()
-        }
-        for run, version in version_of_run.items()
-    }
-
-
-def test_keys_changed_in_order_fold_and_a_late_change_recomputes_its_key(families_run):
-    """A run folds the keys whose new changes all sort after their applied ones and recomputes
-    the others from their whole change log (docs/decisions/011); the full refresh and the
-    oracles above prove both give the same marts. The first run recomputes every key; a later
-    run folds most of the keys it changes; the late update of Debezium's accounts key 2 (its lsn
-    below the update that landed a wave earlier) makes that key a recomputation in its run,
-    beside keys that fold."""
-    changed = keys_changed_by_run(families_run.pipeline)
-    assert sorted(changed) == list(range(1, len(families_run.outputs) + 1))
-    assert all(changed[1].values())
-    folded_most = [
-        run
-        for run, keys in changed.items()
-        if sum(not recomputed for recomputed in keys.values()) > len(keys) / 2
-    ]
-    assert folded_most, {run: sorted(keys.values()) for run, keys in changed.items()}
-    late = changed[3]
-    assert late[("public.accounts", '{"id":2}')] is True
-    assert not all(late.values())
-
-
 def test_the_freshness_view_names_each_source_with_its_newest_applied_commit(families_run):
     """One row per stream, server or slot landed; its newest applied commit is at least its
     newest version's start or delete, and a Spanner stream's at most its low watermark, with the
