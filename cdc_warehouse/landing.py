@@ -10,9 +10,10 @@ line without its newline is being written: it is held back until it is complete,
 file has not changed for CDC_PARTIAL_LINE_WAIT_SECONDS (then it lands as it is). A file whose
 landed bytes changed (rewritten, cut short; a gzip or Avro file changed at all) is a conflict:
 what changed is not landed, and the run reports it once, as a quarantine row naming the file
-(line 0) and a warning in its output. The manifest keeps, per landing of a file, the bytes and
-line positions landed through, the file's modification time and a fingerprint of its first and
-last landed bytes.
+(line 0) and a warning in its output. So is a file Spark cannot read (a ':' in its name, a
+gzip file that is not one): bad input fails no run. The manifest keeps, per landing of a file,
+the bytes and line positions landed through, the file's modification time and a fingerprint of
+its first and last landed bytes.
 
 A run commits once per family (one Delta append each), then the manifest; the manifest's
 commit is the run's. A run killed in between left some families' lines under a run number the
@@ -27,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -86,7 +88,8 @@ class RawTables:
 # cannot be split, so it keeps a partition of its own and its line numbers stay exact. Only a
 # plain JSONL file can grow by appended lines; gzip and Avro files are written whole.
 GROWING = ".jsonl"
-JSONL = (GROWING, ".jsonl.gz")
+GZIP = ".jsonl.gz"
+JSONL = (GROWING, GZIP)
 FAMILIES: tuple[Family, ...] = (
     Family("spanner", JSONL, {}),
     Family("datastream", JSONL, {".avro": avro_file_events}),
@@ -101,8 +104,8 @@ class LandingReport:
     files: int
     lines: int
     unread: tuple[Path, ...]
-    # Landed files whose landed bytes changed since: reported, not landed.
-    conflicts: tuple[Path, ...] = ()
+    # Files not landed as they are now (a conflict, a file Spark cannot read), with why.
+    refused: tuple[tuple[Path, str], ...] = ()
 
     @property
     def newest_run(self) -> int:
@@ -256,8 +259,10 @@ class Arrival:
 
 
 @dataclass(frozen=True)
-class Conflict:
-    """A landed file whose landed bytes changed: reported once, with the state it has now."""
+class Refusal:
+    """A file not landed as it is now: a landed file whose landed bytes changed, or one Spark
+    cannot read. It is one quarantine row naming the file (line 0, `reason`) and is recorded
+    with the state it has now, so that it is reported again only once it changes."""
 
     source_name: str
     path: Path
@@ -355,13 +360,30 @@ def _read_manifest(spark: SparkSession, tables: RawTables) -> Manifest:
     return Manifest(max((row.landing_run for row in rows), default=0), states)
 
 
+def _whole_file_state(path: Path, stat: os.stat_result) -> FileState:
+    """The state of a file taken whole: a gzip or Avro file landed, or a file refused by its
+    name, of which no line ever lands."""
+    return FileState(stat.st_size, None, _modified_us(stat), fingerprint(path, stat.st_size))
+
+
 def _state_now(path: Path, stat: os.stat_result, finished: bool) -> FileState:
     """The state a landing of the whole file would record now."""
     if not path.name.endswith(GROWING):
-        size = stat.st_size
-        return FileState(size, None, _modified_us(stat), fingerprint(path, size))
+        return _whole_file_state(path, stat)
     end, lines = complete_lines(path, 0, stat.st_size, 0, finished)
     return FileState(end, lines, _modified_us(stat), fingerprint(path, end))
+
+
+def unreadable_name(path: Path) -> str | None:
+    """Why Spark cannot read a text file by its name, if it cannot: Hadoop takes what comes
+    before a ':' in a name for a URI scheme, so the path of the file's checksum (`.name.crc`)
+    does not parse and the whole read fails. Avro files are read by Python and not affected."""
+    if path.name.endswith(JSONL) and ":" in path.name:
+        return (
+            "the file's name holds ':', by which Spark cannot read a file: none of it is landed "
+            "(renamed without ':' it lands)"
+        )
+    return None
 
 
 def plan_landing(
@@ -369,11 +391,12 @@ def plan_landing(
     landed: dict[str, FileState],
     wait_seconds: int,
     now_us: int,
-) -> tuple[list[Arrival], list[Conflict]]:
-    """What a run lands of each file, and which landed files changed. A plain JSONL file whose
-    landed bytes are unchanged lands its lines appended since; its last line without a newline
-    waits until the file has not changed for `wait_seconds`."""
-    arrivals, conflicts = [], []
+) -> tuple[list[Arrival], list[Refusal]]:
+    """What a run lands of each file, and which files it refuses: landed files that changed, and
+    files Spark cannot read by their names. A plain JSONL file whose landed bytes are unchanged
+    lands its lines appended since; its last line without a newline waits until the file has
+    not changed for `wait_seconds`."""
+    arrivals, refusals = [], []
     for source, path in files:
         try:
             stat = path.stat()
@@ -383,6 +406,10 @@ def plan_landing(
         known = landed.get(str(path))
         if known is not None and known.size_bytes == size and known.modified_us in (modified, None):
             continue  # unchanged since its landing (rows of earlier versions: same size)
+        name_problem = unreadable_name(path)
+        if name_problem is not None:
+            refusals.append(Refusal(source, path, name_problem, _whole_file_state(path, stat)))
+            continue
         finished = _finished(stat, wait_seconds, now_us)
         grows = path.name.endswith(GROWING)
         if known is None:
@@ -401,17 +428,16 @@ def plan_landing(
                 f"the file changed after it was landed ({known.size_bytes} bytes landed, {now} "
                 f"{size} bytes): what changed is not landed"
             )
-            conflicts.append(Conflict(source, path, reason, _state_now(path, stat, finished)))
+            refusals.append(Refusal(source, path, reason, _state_now(path, stat, finished)))
             continue
         if not grows:
-            state = FileState(size, None, modified, fingerprint(path, size))
-            arrivals.append(Arrival(source, path, 0, None, state))
+            arrivals.append(Arrival(source, path, 0, None, _whole_file_state(path, stat)))
             continue
         end, lines = complete_lines(path, start, size, lines_before, finished)
         if end > start:
             state = FileState(end, lines, modified, fingerprint(path, end))
             arrivals.append(Arrival(source, path, lines_before, lines, state))
-    return arrivals, conflicts
+    return arrivals, refusals
 
 
 def _landed_bytes_unchanged(path: Path, known: FileState) -> bool:
@@ -450,16 +476,29 @@ def _resumed_files(spark: SparkSession, tables: RawTables, run: int) -> dict[str
 
 def _resumed_state(path: Path, last_line: int, wait_seconds: int, now_us: int) -> FileState:
     """The state of a file an interrupted landing committed: a JSONL file through the last line
-    it landed (lines after it land in the next run), any other file whole; a file that is gone
-    is recorded by name only."""
+    it landed (lines after it land in the next run), any other file whole, as is one refused by
+    its name; a file that is gone is recorded by name only."""
     try:
         stat = path.stat()
     except OSError:
         return FileState(0)
+    if unreadable_name(path) is not None:
+        return _whole_file_state(path, stat)
     if not path.name.endswith(GROWING) or last_line == 0:
         return _state_now(path, stat, _finished(stat, wait_seconds, now_us))
     end = bytes_through_line(path, last_line)
     return FileState(end, last_line, _modified_us(stat), fingerprint(path, end))
+
+
+# Hadoop reads each path it is given as a glob pattern: "a[1].jsonl" named no file (the run
+# failed) and "c*.jsonl" also "cx.jsonl" (whose lines it read twice).
+GLOB_CHARACTERS = re.compile(r"([\\\[\]{}*?])")
+
+
+def spark_file_uri(path: Path) -> str:
+    """The URI by which Spark reads one local file and only it: `file:`, so that a cluster whose
+    default file system is HDFS reads the local file, and its glob characters escaped."""
+    return "file://" + GLOB_CHARACTERS.sub(r"\\\1", str(path))
 
 
 def _local_path(uri: Column) -> Column:
@@ -521,8 +560,7 @@ def _text_lines(spark: SparkSession, arrivals: list[Arrival]) -> DataFrame:
         ],
         "path string, source_name string, after_line bigint, through_line bigint",
     )
-    # file: URIs, so that a cluster whose default file system is HDFS reads the local files.
-    uris = [f"file://{arrival.path}" for arrival in arrivals]
+    uris = [spark_file_uri(arrival.path) for arrival in arrivals]
     numbered = spark.read.text(uris, lineSep="\n").select(
         _local_path(F.col("_metadata.file_path")).alias("path"),
         (F.monotonically_increasing_id().bitwiseAND(ROW_POSITION_BITS) + 1).alias("line_number"),
@@ -563,11 +601,41 @@ def _record_lines(spark: SparkSession, arrivals: list[Arrival], reader: RecordRe
     )
 
 
-def _conflict_lines(spark: SparkSession, conflicts: list[Conflict]) -> DataFrame:
-    """One line per changed file, at line 0 (the file itself), its reason the quarantine's."""
+def _refusal_lines(spark: SparkSession, refusals: list[Refusal]) -> DataFrame:
+    """One line per refused file, at line 0 (the file itself), its reason the quarantine's."""
     return spark.createDataFrame(
-        [(c.source_name, str(c.path), 0, None, c.reason) for c in conflicts], RECORD_LINE
+        [(r.source_name, str(r.path), 0, None, r.reason) for r in refusals], RECORD_LINE
     )
+
+
+def _innermost_cause(exc: Exception) -> str:
+    """What a Spark error comes down to: the innermost Java exception under it (the Python
+    error names only the call that failed), else the error's first line."""
+    cause = getattr(exc, "java_exception", None)
+    if cause is None:
+        return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    while cause.getCause() is not None:
+        cause = cause.getCause()
+    return str(cause.toString())
+
+
+def _gzip_files_spark_cannot_read(spark: SparkSession, arrivals: list[Arrival]) -> dict[Path, str]:
+    """The gzip files of `arrivals` that Spark fails to read, each read alone, with why. Spark's
+    gzip reader fails the whole read of a family on a file that is not gzip, is cut short or
+    has other bytes after its data; only a read that failed is checked file by file, so a run
+    without such a file pays nothing."""
+    unreadable = {}
+    for arrival in arrivals:
+        if not arrival.path.name.endswith(GZIP):
+            continue
+        try:
+            spark.read.text(spark_file_uri(arrival.path)).count()
+        except Exception as exc:  # any reason Spark has: the file is quarantined with it
+            unreadable[arrival.path] = (
+                f"Spark cannot read the file as gzip ({_innermost_cause(exc)}): none of it is "
+                "landed"
+            )
+    return unreadable
 
 
 def _manifest_row(
@@ -609,12 +677,51 @@ def _size_now(path: Path) -> int | None:
         return None
 
 
+def _append_family(
+    spark: SparkSession,
+    tables: RawTables,
+    family: Family,
+    arrivals: list[Arrival],
+    refusals: list[Refusal],
+    landed_at: datetime,
+    run: int,
+) -> int:
+    """One Delta append of a family's lines of this run: those of its text and record files,
+    and a line per refused file; returns how many."""
+    frames = []
+    text = [a for a in arrivals if a.path.name.endswith(family.text_suffixes)]
+    if text:
+        frames.append(_text_lines(spark, text))
+    for suffix, reader in family.record_readers.items():
+        records = [a for a in arrivals if a.path.name.endswith(suffix)]
+        if records:
+            frames.append(_record_lines(spark, records, reader))
+    if refusals:
+        frames.append(_refusal_lines(spark, refusals))
+    lines = frames[0]
+    for frame in frames[1:]:
+        lines = lines.unionByName(frame)
+    # insertInto matches columns by position: the raw tables end with these two.
+    batch = lines.select(
+        *RECORD_LINE.fieldNames(),
+        F.lit(landed_at).alias("landed_at"),
+        F.lit(run).cast("bigint").alias("landing_run"),
+    )
+    # Twice the largest size seen: a file that grows before Spark lists it stays whole.
+    largest = max((_size_now(a.path) or 0 for a in arrivals), default=0)
+    with _one_partition_per_file(spark, 2 * largest):
+        return _append_lines(tables, family, batch)
+
+
 def land(
-    spark: SparkSession, tables: RawTables, landing_root: Path, partial_line_wait_seconds: int
+    spark: SparkSession,
+    tables: RawTables,
+    landing_root: Path,
+    partial_line_wait_seconds: int,
 ) -> LandingReport:
-    """Append each file's not-yet-landed lines to its family's raw table and report the landed
-    files that changed, then record them all in the manifest; finish first what an interrupted
-    run of the same number began."""
+    """Append each file's not-yet-landed lines to its family's raw table and a quarantine line
+    for each file refused, then record them all in the manifest; finish first what an
+    interrupted run of the same number began."""
     ensure_raw_tables(spark, tables)
     manifest = _read_manifest(spark, tables)
     run = manifest.newest_run + 1
@@ -623,61 +730,51 @@ def land(
     now_us = time.time_ns() // 1000
     manifest_rows: list[tuple] = []
     total_lines = 0
-    conflicted: list[Path] = []
+    refused: list[tuple[Path, str]] = []
     resumed_by_family = _resumed_files(spark, tables, run)
     for family in FAMILIES:
-        resumed = resumed_by_family[family.name]
-        manifest_rows.extend(
-            _manifest_row(
-                family,
-                r.source_name,
-                r.path,
-                _resumed_state(r.path, r.last_line, partial_line_wait_seconds, now_us),
-                landed_at,
-                run,
-            )
-            for r in resumed
-        )
-        total_lines += sum(r.lines for r in resumed)
-        resumed_paths = {str(r.path) for r in resumed}
-        arrivals, conflicts = plan_landing(
+        landed = manifest.states[family.name]
+        resumed = [
+            (r, _resumed_state(r.path, r.last_line, partial_line_wait_seconds, now_us))
+            for r in resumed_by_family[family.name]
+        ]
+        resumed_paths = {str(r.path) for r, _ in resumed}
+        arrivals, refusals = plan_landing(
             [f for f in list_family_files(landing_root, family) if str(f[1]) not in resumed_paths],
-            manifest.states[family.name],
+            landed,
             partial_line_wait_seconds,
             now_us,
         )
-        if not arrivals and not conflicts:
+        lines = sum(r.lines for r, _ in resumed)
+        if arrivals or refusals:
+            try:
+                lines += _append_family(spark, tables, family, arrivals, refusals, landed_at, run)
+            except Exception:
+                # A read that fails commits nothing: landed again without the gzip files Spark
+                # cannot read, which are refused instead (else the run fails as it did).
+                unreadable = _gzip_files_spark_cannot_read(spark, arrivals)
+                if not unreadable:
+                    raise
+                refusals += [
+                    Refusal(a.source_name, a.path, unreadable[a.path], a.state)
+                    for a in arrivals
+                    if a.path in unreadable
+                ]
+                arrivals = [a for a in arrivals if a.path not in unreadable]
+                lines += _append_family(spark, tables, family, arrivals, refusals, landed_at, run)
+        landed_files = [
+            *((r.source_name, r.path, state) for r, state in resumed),
+            *((a.source_name, a.path, a.state) for a in arrivals),
+        ]
+        files = landed_files + [(r.source_name, r.path, r.state) for r in refusals]
+        if not files:
             continue
-        frames = []
-        text = [a for a in arrivals if a.path.name.endswith(family.text_suffixes)]
-        if text:
-            frames.append(_text_lines(spark, text))
-        for suffix, reader in family.record_readers.items():
-            records = [a for a in arrivals if a.path.name.endswith(suffix)]
-            if records:
-                frames.append(_record_lines(spark, records, reader))
-        if conflicts:
-            frames.append(_conflict_lines(spark, conflicts))
-        lines = frames[0]
-        for frame in frames[1:]:
-            lines = lines.unionByName(frame)
-        # insertInto matches columns by position: the raw tables end with these two.
-        batch = lines.select(
-            *RECORD_LINE.fieldNames(),
-            F.lit(landed_at).alias("landed_at"),
-            F.lit(run).cast("bigint").alias("landing_run"),
-        )
-        # Twice the largest size seen: a file that grows before Spark lists it stays whole.
-        largest = max((_size_now(a.path) or 0 for a in arrivals), default=0)
-        with _one_partition_per_file(spark, 2 * largest):
-            total_lines += _append_lines(tables, family, batch)
         manifest_rows.extend(
-            _manifest_row(family, a.source_name, a.path, a.state, landed_at, run) for a in arrivals
+            _manifest_row(family, source, path, state, landed_at, run)
+            for source, path, state in files
         )
-        manifest_rows.extend(
-            _manifest_row(family, c.source_name, c.path, c.state, landed_at, run) for c in conflicts
-        )
-        conflicted.extend(c.path for c in conflicts)
+        total_lines += lines
+        refused.extend((r.path, r.reason) for r in refusals)
     if manifest_rows:
         _record_manifest(spark, tables, manifest_rows)
     unread = unread_files(landing_root)
@@ -687,5 +784,5 @@ def land(
         files=len(manifest_rows),
         lines=total_lines,
         unread=tuple(unread),
-        conflicts=tuple(conflicted),
+        refused=tuple(refused),
     )

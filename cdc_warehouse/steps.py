@@ -172,10 +172,9 @@ def land_files(spark, settings: Settings) -> LandingReport:
         else f"no new files in {root} (the newest landing run is {report.newest_run})"
     )
     print(f"cdcw: {landed}", file=sys.stderr)
-    for path in report.conflicts:
+    for path, reason in report.refused:
         print(
-            f"cdcw: warning: {path.relative_to(root)} changed after it was landed; what changed "
-            "is not landed (a row in cdc_quarantine says what)",
+            f"cdcw: warning: {path.relative_to(root)}: {reason}; a row in cdc_quarantine names it",
             file=sys.stderr,
         )
     if report.unread:

@@ -1,8 +1,10 @@
 """Landing streams files line by line and still numbers every line exactly: blank lines keep
 their numbers, CRLF endings are stripped, a last line without a newline lands once its file is
 finished, gzip-compressed files land as the lines they hold, and many files of one run share
-output files without mixing up their numbering. A file that grows lands its new lines, one
-whose landed bytes change is reported once. A landing cut short is finished by the next run
+output files without mixing up their numbering. A file Spark cannot read (a ':' in its name, a
+gzip file that is not one) is quarantined whole, once, and the run goes on; names with glob
+characters land as they are. A file that grows lands its new lines, one whose landed bytes
+change is reported once. A landing cut short is finished by the next run
 under the same run number, no line landed twice."""
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import random
 import time
 from pathlib import Path
 
@@ -124,6 +127,51 @@ def test_avro_files_land_record_by_record_in_batches_beside_text_files(java_avai
     assert bad[2:4] == (0, None) and bad[4].startswith("unreadable Avro header: ")
 
 
+def test_a_file_spark_cannot_read_is_quarantined_whole_once_and_the_others_land(
+    java_available, tmp_path, capsys
+):
+    """Each of these files once failed every landing run while it was there: a ':' in a name
+    (Hadoop reads a scheme), gzip files that are not gzip, cut short or padded, and names Hadoop
+    reads as glob patterns ("c*.jsonl" also read "cx.jsonl", landing its lines twice)."""
+    pipeline = Pipeline(tmp_path)
+    lines = b'{"a": 1}\n{"b": 2}\n'
+    refused = {
+        write_bytes(pipeline, "debezium/srv/bad:name.jsonl", lines): "the file's name holds ':'",
+        write_bytes(pipeline, "debezium/srv/garbage.jsonl.gz", random.Random(7).randbytes(4096)): (
+            "Spark cannot read the file as gzip (java.io.IOException: not a gzip file)"
+        ),
+        write_bytes(pipeline, "debezium/srv/cut.jsonl.gz", gzip.compress(lines * 50)[:-30]): (
+            "Spark cannot read the file as gzip (java.io.EOFException"
+        ),
+        write_bytes(pipeline, "debezium/srv/padded.jsonl.gz", gzip.compress(lines) + bytes(8)): (
+            "Spark cannot read the file as gzip"
+        ),
+    }
+    landing = [
+        write_bytes(pipeline, f"debezium/srv/{name}", lines)
+        for name in ("a[1].jsonl", "b{x}.jsonl", "c*.jsonl", "cx.jsonl", "e\\f.jsonl")
+    ]
+    landing.append(write_bytes(pipeline, "debezium/srv/good.jsonl.gz", gzip.compress(lines)))
+
+    assert pipeline.cdcw("land") == 0
+    said = capsys.readouterr().err
+    rows = pipeline.rows("cdc_raw.debezium_lines")
+    quarantined = {row["file_path"]: row for row in rows if row["line_number"] == 0}
+    assert quarantined.keys() == refused.keys()
+    for path, reason in refused.items():
+        assert quarantined[path]["line"] is None
+        assert quarantined[path]["load_error"].startswith(reason), quarantined[path]
+        assert f"warning: {Path(path).relative_to(pipeline.landing_root)}: {reason}" in said, said
+    assert sorted((row["file_path"], row["line_number"]) for row in rows if row["line_number"]) == [
+        (path, number) for path in sorted(landing) for number in (1, 2)
+    ]
+
+    # Reported once: a later run passes them by.
+    assert pipeline.cdcw("land") == 0
+    assert "no new files" in capsys.readouterr().err
+    assert len(pipeline.rows("cdc_raw.debezium_lines")) == len(rows)
+
+
 def landed_lines(pipeline: Pipeline, name: str) -> list[tuple[int, str | None, str | None, int]]:
     """(line number, line, load error, landing run) of one file's landed lines, in order."""
     return sorted(
@@ -169,7 +217,7 @@ def test_a_growing_file_lands_its_new_lines_and_a_changed_one_is_reported_once(
     ]
     for path, now in ((rewritten, "changed, now 18 bytes"), (cut, "cut to 9 bytes")):
         name = Path(path).name
-        assert f"warning: datastream/s/{name} changed after it was landed" in said, said
+        assert f"warning: datastream/s/{name}: the file changed after it was landed" in said, said
         assert landed_lines(pipeline, name)[0] == (
             0,
             None,
@@ -182,7 +230,7 @@ def test_a_growing_file_lands_its_new_lines_and_a_changed_one_is_reported_once(
     assert first == (1, '{"z": 1}', None, 1)
     assert conflict[:2] == (0, None) and conflict[3] == 2
     assert conflict[2].startswith("the file changed after it was landed (")
-    assert "warning: datastream/s/z.jsonl.gz changed" in said
+    assert "warning: datastream/s/z.jsonl.gz: the file changed" in said
     before = pipeline.rows("cdc_raw.datastream_lines")
 
     # Nothing changed since: nothing lands, nothing is reported again, line 6 still waits.

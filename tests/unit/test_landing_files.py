@@ -1,9 +1,11 @@
-"""Which files a landing run picks up, which of their lines it lands, which landed files changed,
-and how record files stream (no Spark needed)."""
+"""Which files a landing run picks up, which of their lines it lands, which files it refuses
+(changed since landed, named so that Spark cannot read them), by which URI Spark reads them, and
+how record files stream (no Spark needed)."""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +18,7 @@ from cdc_warehouse.landing import (
     fingerprint,
     list_family_files,
     plan_landing,
+    spark_file_uri,
     unread_files,
 )
 from python_udfs.registry import record_line_batches
@@ -239,3 +242,25 @@ def test_the_landing_plan_lands_new_and_grown_lines_and_reports_changed_files(tm
     assert [(a.after_line, a.through_line) for a in arrivals] == [(0, 2)]
     # A file holding only a line being written has nothing to land yet.
     assert planned(tmp_path, {"started.jsonl": b'{"a"'}, {}) == ([], [])
+
+
+def test_a_text_file_spark_cannot_read_by_its_name_is_refused_once_as_it_is(tmp_path):
+    arrivals, refusals = planned(
+        tmp_path, {"bad:name.jsonl": b'{"a": 1}\n{"a": 2', "ok:name.avro": b"avro"}, {}
+    )
+    # Python reads Avro files, whatever their names.
+    assert [a.path.name for a in arrivals] == ["ok:name.avro"]
+    [refused] = refusals
+    assert refused.path.name == "bad:name.jsonl" and "':'" in refused.reason
+    # Recorded whole as it is now, so the next run passes it by ...
+    assert (refused.state.size_bytes, refused.state.line_count) == (16, None)
+    landed = {str(refused.path): refused.state}
+    assert planned(tmp_path, {"bad:name.jsonl": b'{"a": 1}\n{"a": 2'}, landed) == ([], [])
+    # ... until it changes: then refused again, never landed.
+    arrivals, refusals = planned(tmp_path, {"bad:name.jsonl": b'{"a": 1}\n{"a": 2}\n'}, landed)
+    assert arrivals == [] and [r.state.size_bytes for r in refusals] == [18]
+
+
+def test_spark_reads_a_file_by_a_uri_that_names_it_and_no_other():
+    assert spark_file_uri(Path("/l/a[1] {x}*?.jsonl")) == r"file:///l/a\[1\] \{x\}\*\?.jsonl"
+    assert spark_file_uri(Path("/l/back\\slash+0%20.jsonl")) == r"file:///l/back\\slash+0%20.jsonl"
