@@ -79,5 +79,12 @@ def source_ages(spark, settings: Settings) -> list[tuple[str, str, int | None, i
 
 
 def write(spark, settings: Settings, run: RunRow, path: Path) -> None:
+    """The run's metrics, also when the sources' ages cannot be read (the warehouse's storage
+    unreachable, most likely what failed the run): then without them, so that an alert on the
+    run's status still sees the failure."""
+    try:
+        sources = source_ages(spark, settings)
+    except Exception:  # any error of the read: the run's own metrics matter more
+        sources = []
     path.parent.mkdir(parents=True, exist_ok=True)
-    replace_text(path, metrics_text(run, source_ages(spark, settings)))
+    replace_text(path, metrics_text(run, sources))

@@ -1,5 +1,5 @@
 """The run log's parts that need no Spark: stages from dbt's run results, the failure sentence,
-the terminal table."""
+the terminal table, the metrics file."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from cdc_warehouse.run_log import (
     exception_sentence,
     text_table,
 )
+from cdc_warehouse.settings import load_settings
 
 
 def write_results(path, generated_at, results):
@@ -120,3 +121,27 @@ def test_the_metrics_file_is_prometheus_text(tmp_path):
             (("source_name", 'pg "main"'), ("source_system", "debezium")),
         ): 3600.0,
     }
+
+
+def test_a_run_writes_its_metrics_when_the_sources_cannot_be_read(tmp_path):
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from cdc_warehouse.metrics import write
+
+    class UnreachableCatalog:
+        def tableExists(self, table: str) -> bool:
+            raise RuntimeError(f"[DELTA_TABLE_NOT_FOUND] {table}")
+
+    class UnreachableWarehouse:
+        catalog = UnreachableCatalog()
+
+    run = RunRow("r1", "2026-01-02T10:00:00+00:00", status="failed")
+    path = tmp_path / "metrics" / "cdcw.prom"
+    write(UnreachableWarehouse(), load_settings({}), run, path)
+    statuses = {
+        sample.labels["status"]: sample.value
+        for family in text_string_to_metric_families(path.read_text())
+        for sample in family.samples
+        if sample.name == "cdcw_run_status"
+    }
+    assert statuses == {"succeeded": 0, "failed": 1, "killed": 0}
