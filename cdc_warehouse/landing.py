@@ -30,7 +30,7 @@ import hashlib
 import os
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -677,6 +677,26 @@ def _size_now(path: Path) -> int | None:
         return None
 
 
+@dataclass(frozen=True)
+class FamilyLanded:
+    """What a run landed of one family, told as soon as the family's lines are committed: its
+    files and lines as the run counts them (a refused file is a file and its quarantine row a
+    line), the bytes of lines it landed, and the seconds it took."""
+
+    landing_run: int
+    family: str
+    files: int
+    lines: int
+    bytes: int
+    seconds: float
+
+
+def _new_bytes(landed: dict[str, FileState], path: Path, state: FileState) -> int:
+    """The bytes of a file a run lands: those after the bytes an earlier run landed."""
+    known = landed.get(str(path))
+    return max(0, state.size_bytes - (known.size_bytes if known else 0))
+
+
 def _append_family(
     spark: SparkSession,
     tables: RawTables,
@@ -718,10 +738,11 @@ def land(
     tables: RawTables,
     landing_root: Path,
     partial_line_wait_seconds: int,
+    progress: Callable[[FamilyLanded], None] | None = None,
 ) -> LandingReport:
     """Append each file's not-yet-landed lines to its family's raw table and a quarantine line
     for each file refused, then record them all in the manifest; finish first what an
-    interrupted run of the same number began."""
+    interrupted run of the same number began. `progress` is told of each family as it lands."""
     ensure_raw_tables(spark, tables)
     manifest = _read_manifest(spark, tables)
     run = manifest.newest_run + 1
@@ -733,6 +754,7 @@ def land(
     refused: list[tuple[Path, str]] = []
     resumed_by_family = _resumed_files(spark, tables, run)
     for family in FAMILIES:
+        started = time.monotonic()
         landed = manifest.states[family.name]
         resumed = [
             (r, _resumed_state(r.path, r.last_line, partial_line_wait_seconds, now_us))
@@ -775,6 +797,10 @@ def land(
         )
         total_lines += lines
         refused.extend((r.path, r.reason) for r in refusals)
+        if progress is not None:
+            landed_bytes = sum(_new_bytes(landed, path, state) for _, path, state in landed_files)
+            seconds = round(time.monotonic() - started, 3)
+            progress(FamilyLanded(run, family.name, len(files), lines, landed_bytes, seconds))
     if manifest_rows:
         _record_manifest(spark, tables, manifest_rows)
     unread = unread_files(landing_root)

@@ -1,6 +1,7 @@
-"""The line `cdcw run` ends with: what the run landed, quarantined and wrote. The marts' counts
-come from the operation metrics of the Delta commits the build made (no scan of the tables), so
-a run costs the same however large the marts are."""
+"""What `cdcw run` says it did: a line per family as it lands, and the line it ends with, what
+the run landed, quarantined and wrote. The marts' counts come from the operation metrics of the
+Delta commits the build made (no scan of the tables), so a run costs the same however large the
+marts are."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from cdc_warehouse.landing import LandingReport
+    from cdc_warehouse.landing import FamilyLanded, LandingReport
 
 # The marts whose rows the line counts: versions written, keys changed.
 SUMMARISED_MARTS = ("cdc_history", "cdc_current")
@@ -148,4 +149,26 @@ def summary_line(
         f"{quarantined} quarantined; cdc_history: {history.inserted + history.updated} versions "
         f"written, {history.deleted} removed; cdc_current: {current.inserted + current.updated} "
         f"keys written, {current.deleted} deleted"
+    )
+
+
+BYTE_UNITS = ("KiB", "MiB", "GiB", "TiB")
+
+
+def byte_size(count: int) -> str:
+    """A size as a person reads it at a glance: 812 bytes, 64.0 KiB, 1.2 GiB."""
+    size, unit = float(count), ""
+    for larger in BYTE_UNITS:
+        if size < 1024:
+            break
+        size, unit = size / 1024, larger
+    return f"{size:.1f} {unit}" if unit else f"{count} bytes"
+
+
+def landing_progress_line(landed: FamilyLanded) -> str:
+    """A family's line, printed as soon as its lines are committed: a long landing shows where
+    it is, and which family took the time."""
+    return (
+        f"cdcw: landing run {landed.landing_run}: {landed.family}: {landed.files} files, "
+        f"{landed.lines} lines, {byte_size(landed.bytes)} in {landed.seconds:.1f} s"
     )

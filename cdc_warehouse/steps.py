@@ -161,9 +161,16 @@ UNREAD_FILES_SHOWN = 10
 
 def land_files(spark, settings: Settings) -> LandingReport:
     from cdc_warehouse.landing import RawTables, land
+    from cdc_warehouse.run_summary import landing_progress_line
 
     tables = RawTables(settings.raw_schema)
-    report = land(spark, tables, settings.landing_root, settings.partial_line_wait_seconds)
+    report = land(
+        spark,
+        tables,
+        settings.landing_root,
+        settings.partial_line_wait_seconds,
+        progress=lambda landed: print(landing_progress_line(landed), file=sys.stderr),
+    )
     root = settings.landing_root
     landed = (
         f"landing run {report.landing_run}: {report.files} new or grown files, {report.lines} "
