@@ -1,4 +1,4 @@
-# Two entry points for a fresh machine (see README):
+# Two entry points for a fresh machine (README.md; the checks one by one: CONTRIBUTING.md):
 #   make run    install everything, then land the bundled sample data and build the marts
 #   make test   install everything, then run linters and every test
 PYTHON ?= python3

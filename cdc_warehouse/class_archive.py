@@ -2,9 +2,9 @@
 
 Each `cdcw` process starts its own JVM, which loads and verifies ~30 000 classes (Spark SQL,
 Hive, Derby, Parquet) before and while it builds. Java 17 can archive the classes a run loaded
-(`-XX:ArchiveClassesAtExit`) and map them in later runs (`-XX:SharedArchiveFile`): a cold
-`cdcw` process measured 5 to 20 s faster (docs/benchmarks/journal.md item 47). The first
-process writes the archive when its JVM exits; every later one maps it.
+(`-XX:ArchiveClassesAtExit`) and map them in later runs (`-XX:SharedArchiveFile`), which
+start faster (docs/benchmarks.md). The first process writes the archive when its JVM exits;
+every later one maps it.
 
 A partly written archive crashes the JVM that maps it (SIGBUS), so the dump goes to a file of
 its own and takes the archive's name only after its JVM exited cleanly. The archive's name
@@ -28,7 +28,8 @@ OFF = "off"
 # A mismatched archive makes the JVM warn on every start and run without it; its name already
 # says what it was made for, so the warning would only be noise.
 QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
-# The dump of ~30 000 classes took a few seconds; past this the run ends without the archive.
+# The dump takes seconds; a JVM still dumping after this long is left, and the run ends without
+# the archive.
 DUMP_WAIT_SECONDS = 300
 
 

@@ -32,8 +32,8 @@ STDERR = 2
 SQL_CONF = {
     "spark.sql.session.timeZone": "UTC",
     # Adaptive execution coalesces small shuffles into a few tasks, but cannot split large ones:
-    # with 8 partitions a task of cdc_history's last stage held 1/8 of a 10M build and a 2.5g
-    # driver ran out of heap (docs/benchmarks/journal.md).
+    # a shuffle starts with enough partitions that one task of a large build's last stage fits
+    # the default driver heap (the benchmark's 10M-event build, docs/benchmarks.md).
     "spark.sql.shuffle.partitions": "64",
     "spark.sql.adaptive.enabled": "true",
     "spark.sql.adaptive.coalescePartitions.enabled": "true",
@@ -44,13 +44,14 @@ SQL_CONF = {
     # readers see UTC instants, and Spark pushes filters on timestamps (an as-of query's
     # valid_from / valid_to) down to row group statistics, which it cannot for INT96.
     "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
-    # Plan-time sizes come from compressed parquet, ~10x below the hash table a broadcast
-    # builds: at 10M events the key registry (11 MB of files) was broadcast and a 2.5g driver
-    # ran out of memory. Sizes measured at run time (adaptive execution) are uncompressed.
+    # Plan-time sizes come from compressed parquet, far below the hash table a broadcast
+    # builds: the plan-time threshold stays small, so that a large table (the key registry) is
+    # never broadcast into the driver's heap. Sizes known at run time (adaptive execution) are
+    # uncompressed, so that threshold may be higher.
     "spark.sql.autoBroadcastJoinThreshold": "2MB",
     "spark.sql.adaptive.autoBroadcastJoinThreshold": "10MB",
     # Delta reads a table's log into this many partitions before each query and write: its
-    # default (50) made every statement run 50 tasks on 2 cores for a few log files.
+    # default (50) is meant for long logs; a few log files need a few tasks.
     "spark.databricks.delta.snapshotPartitions": "2",
     # A primary key may change any number of times: int_cdc__key_successions follows each chain
     # to its start with a recursive query, which Spark would otherwise stop at 100 levels.
@@ -116,8 +117,8 @@ def session_conf(settings: Settings) -> dict[str, str]:
         **table_format.SESSION_CONF,
         **metastore_conf(settings),
         **sql_conf(settings),
-        # Most written columns are JSON text of high cardinality: trying a dictionary first made
-        # a copy of cdc_history 25% slower and its files 10% larger (docs/benchmarks/journal.md).
+        # Most written columns are JSON text of high cardinality, where a dictionary encoding
+        # costs time and space and saves nothing: parquet writes them plain.
         "spark.hadoop.parquet.enable.dictionary": "false",
         "spark.ui.enabled": str(settings.spark_ui).lower(),
         "spark.ui.port": str(settings.spark_ui_port),

@@ -75,7 +75,7 @@ def session_jars(directory: Path | None = None) -> str:
 
 def submit_options(directory: Path | None = None) -> list[str]:
     """spark-submit's options for a Spark process of ours that cdcw does not start, e.g. a
-    Spark Connect server (README)."""
+    Spark Connect server (docs/operations.md, Spark Connect)."""
     options = ["--jars", session_jars(directory)]
     for key, value in SESSION_CONF.items():
         options += ["--conf", f"{key}={value}"]

@@ -1,7 +1,8 @@
 """Datastream events (JSON lines, or Avro container files) to rows of the unified change log.
 
-The output shape is docs/decisions/001-unified-change-log.md; the rules are README's
-"Datastream" and "How it works", each promise with its tests in docs/guarantees.md. Field names
+The output shape is docs/decisions/001-unified-change-log.md; the rules are
+docs/sources/datastream.md and docs/architecture.md, each promise with its tests in
+docs/guarantees.md. Field names
 follow Datastream's documented generic and source-specific metadata for MySQL, Oracle,
 PostgreSQL, SQL Server, Spanner, Salesforce and MongoDB.
 """

@@ -1,7 +1,8 @@
 """Debezium PostgreSQL connector records (`kcat -J` lines) to rows of the unified change log.
 
-The output shape is docs/decisions/001-unified-change-log.md; the rules are README's "Debezium
-(Postgres connector)" and "How it works", each promise with its tests in docs/guarantees.md.
+The output shape is docs/decisions/001-unified-change-log.md; the rules are
+docs/sources/debezium.md and docs/architecture.md, each promise with its tests in
+docs/guarantees.md.
 Field names and value encodings follow the Debezium PostgreSQL connector's documented change
 event envelope, source block and data type mappings, as Kafka Connect's JsonConverter writes
 them (with `schemas.enable` on or off).

@@ -58,8 +58,8 @@ def _no_json_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-# msgspec parses the source lines 1.1-2.5x faster than json (docs/benchmarks/journal.md item
-# 48) and, like json's parse_float, hands a float literal's text to its hook. It is stricter: it
+# Source lines are parsed with msgspec, the faster parser (docs/decisions/010), which, like
+# json's parse_float, hands a float literal's text to its hook. It is stricter: it
 # refuses NaN, lone surrogates and some nesting json takes. Whatever it refuses goes to json, so
 # every text gets json's value or json's error, as before.
 _MSGSPEC_REFUSALS = (msgspec.DecodeError, UnicodeEncodeError, RecursionError)
@@ -155,8 +155,8 @@ def normalize(value: Any) -> Any:
     raise TypeError(f"no JSON form for {type(value).__name__}")
 
 
-# One encoder for every call: json.dumps with options builds a new JSONEncoder each time, a
-# measurable share of the flatten UDFs' time (docs/benchmarks/journal.md).
+# One encoder for every call: json.dumps with options builds a new JSONEncoder each time, and
+# the flatten UDFs encode every cell.
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 _encode_string = json.encoder.encode_basestring
 
@@ -164,8 +164,8 @@ _encode_string = json.encoder.encode_basestring
 def canonical_json(value: Any) -> str:
     """Serialise `value` canonically: equal values give equal text, so text can be compared.
 
-    Most cells are scalars: they skip the encoder's per-call setup (~9% of a Datastream line's
-    flatten time, docs/benchmarks/journal.md item 21) and are spelled as the encoder spells them."""
+    Most cells are scalars: they skip the encoder's per-call setup and are spelled as the
+    encoder spells them."""
     normal = normalize(value)
     if isinstance(normal, str):
         return _encode_string(normal)

@@ -1,7 +1,7 @@
 """Spanner change stream rows (one landed JSON line each) to rows of the unified change log.
 
 The output shape is docs/decisions/001-unified-change-log.md plus the Spanner columns below; the
-rules are README's "Spanner change streams" and "How it works" (and docs/decisions/004), each
+rules are docs/sources/spanner.md and docs/architecture.md (and docs/decisions/004), each
 promise with its tests in docs/guarantees.md. Field names and value encodings follow Google's
 documented change stream record formats (data change, heartbeat and child partitions records)
 in both dialects: GoogleSQL wraps a record as `ChangeRecord[0].<kind>[0]`, PostgreSQL puts it

@@ -1,4 +1,4 @@
-{#- A Spanner stream's partition progress and low watermark (README, "Spanner change streams";
+{#- A Spanner stream's partition progress and low watermark (docs/sources/spanner.md;
     docs/decisions/004), written once for the current watermark (int_spanner__partitions,
     int_spanner__watermarks) and for the watermark as of each landing run
     (int_spanner__transactions). A transaction applies only once all its records have landed

@@ -26,9 +26,9 @@
 {#- The result of `query` as a cached temporary view: a set that a model reads several times,
     at compile time too, is computed once. `storage_level` is Spark's (DISK_ONLY for sets as
     large as the input). Spark keeps all the shuffle partitions of a cached result, so a small
-    one was read by 64 near-empty tasks per scan; `coalesce_output` lets adaptive execution
-    merge them, except for a set as large as the input, where merging full-sized partitions
-    was slower (docs/benchmarks/journal.md item 41). Drop it when the model is done (`uncache_view`). -#}
+    one would be read by as many near-empty tasks per scan; `coalesce_output` lets adaptive
+    execution merge them; a set as large as the input keeps its full-sized partitions
+    (docs/decisions/007). Drop it when the model is done (`uncache_view`). -#}
 {% macro cached_view(name, query, storage_level='MEMORY_AND_DISK', coalesce_output=true) -%}
     {%- if execute -%}
         {%- do uncache_view(name) -%}

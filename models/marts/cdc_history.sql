@@ -39,9 +39,8 @@
 {%- endif %}
 {%- set changed_keys_hint = broadcast_hint('changed_keys', changed_key_count) %}
 {#- On disk: at a full build it is the whole change log, which would crowd the heap. A large
-    change log fills its partitions, and merging them measured slower (docs/benchmarks/journal.md
-    item 41); one small enough to broadcast is merged, as an incremental run's changes are
-    (item 42). -#}
+    change log fills its partitions and keeps them; one small enough to broadcast is merged, as
+    an incremental run's changes are (docs/decisions/007). -#}
 {%- set coalesce_sorted_changes = is_incremental() or (
     count_rows(ref('int_cdc__change_log'), 'true') <= var('cdc_broadcast_max_rows') | int
 ) %}

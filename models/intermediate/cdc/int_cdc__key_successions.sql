@@ -14,8 +14,8 @@
     value known before that position counts. -#}
 {%- set processed_through = max_processed(this, 'landing_run') if is_incremental() else -1 %}
 {#- A routine run's new changes are few: broadcasting their positions spares shuffling every
-    half of the change log, and with none the scan of the old halves is skipped altogether
-    (docs/benchmarks/journal.md item 45). New changes bound the new positions from above. -#}
+    half of the change log, and with none the scan of the old halves is skipped altogether.
+    New changes bound the new positions from above. -#}
 {%- set new_positions_hint = broadcast_hint(
     'new_half_positions',
     count_rows(ref('int_cdc__change_log'), 'landing_run > ' ~ processed_through)

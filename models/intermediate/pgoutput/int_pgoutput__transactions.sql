@@ -1,7 +1,7 @@
 {#- Transactions committed in the slot's log (Commit, Stream Commit, Commit Prepared), each once,
     with the log position of its last (re)start: Begin, Begin Prepare or Stream Start with
-    first_segment. Its content is what the log holds between the two (README, "PostgreSQL
-    logical decoding"); everything else for that xid is a resend. -#}
+    first_segment. Its content is what the log holds between the two (docs/sources/pgoutput.md,
+    "Transactions"); everything else for that xid is a resend. -#}
 {%- set processed_through = max_processed(this, 'landing_run') if is_incremental() else -1 %}
 
 with messages as (

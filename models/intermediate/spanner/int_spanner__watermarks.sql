@@ -1,6 +1,6 @@
 {{ config(materialized='view') }}
 
-{#- A stream's low watermark (README, "Spanner change streams"; docs/decisions/004): the
+{#- A stream's low watermark (docs/sources/spanner.md; docs/decisions/004): the
     earliest progress over its open partitions; a change applies only at or below it. Every
     change at or below it has landed, from every partition that can hold one: a child partition
     starts at or after the point its parents ended, so an open parent holds its children back.
