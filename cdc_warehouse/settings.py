@@ -22,8 +22,8 @@ TARGETS = (LOCAL, CLUSTER, CONNECT)
 # Masters of the `cluster` target; `local` and `local[N]` belong to the `local` target.
 CLUSTER_MASTERS = ("spark://", "yarn", "k8s://", "local-cluster[")
 DEFAULT_LOCAL_MASTER = "local[2]"
-# A 10M-event full build passes in it with the driver process under 4 GB
-# (docs/benchmarks/journal.md).
+# The default driver heap: the benchmark's 10M-event full build must pass in it, with the driver
+# process under 4 GB (docs/benchmarks.md).
 DEFAULT_DRIVER_MEMORY = "2560m"
 # Delta's own default for removed files: a week of time travel.
 RETENTION_HOURS = "CDC_RETENTION_HOURS"
@@ -392,3 +392,190 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         spark_ui_host=ui_host,
         metrics_file=Path(metrics).resolve() if metrics else None,
     )
+
+
+@dataclass(frozen=True)
+class SettingDoc:
+    """One environment variable as docs/configuration.md describes it."""
+
+    name: str
+    default: str
+    meaning: str
+
+
+# Every environment variable the project reads, described once: docs/configuration.md is
+# generated from this list and dbt_project.yml's vars (`python -m cdc_warehouse.config_docs`),
+# and tests/unit/test_config_docs.py fails when a variable read by the code is missing here or
+# the file was not regenerated. Descriptions only: nothing above reads this list.
+DESCRIBED_SETTINGS = (
+    SettingDoc(
+        "CDC_LANDING_ROOT",
+        "`sample_data/landing`",
+        "where raw files land: `spanner/<stream>/**/*.jsonl`, `datastream/<stream>/**/*.jsonl` "
+        "and `*.avro`, `debezium/<server>/**/*.jsonl`, `pgoutput/<slot>/**/*.jsonl`; every "
+        "`*.jsonl` may also come gzip-compressed as `*.jsonl.gz`",
+    ),
+    SettingDoc(
+        "CDC_TARGET",
+        f"`{LOCAL}`",
+        f"profile target and how Spark starts: {', '.join(f'`{t}`' for t in TARGETS)} "
+        "(docs/operations.md, Running on a cluster)",
+    ),
+    SettingDoc(
+        "CDC_WAREHOUSE_DIR",
+        "`warehouse/`",
+        "Spark warehouse: a path or a URI (`file:`, `hdfs:`, `s3a:`, ...); when local, also the "
+        "state directory. Refused with the `connect` target (the server owns it)",
+    ),
+    SettingDoc(
+        "CDC_STATE_DIR",
+        "the warehouse directory if local, else `warehouse/`",
+        "this installation's local state: dbt target and logs, the run lock, the embedded Derby "
+        "metastore, the build record",
+    ),
+    SettingDoc(
+        "CDC_TABLES",
+        "`cdc_tables.yml`",
+        "table settings: declared primary keys, which win over the key a source reports",
+    ),
+    SettingDoc(
+        "CDC_SCHEMA",
+        "`default`",
+        "database of the marts (internal layers use `cdc_raw`, `cdc_staging`, `cdc_internal`)",
+    ),
+    SettingDoc(
+        "CDC_SCHEMA_PREFIX",
+        "(none)",
+        "prefix of the internal databases, e.g. `team_a_` gives `team_a_cdc_raw`, ...: "
+        "pipelines sharing a metastore keep apart; letters, digits and `_` only",
+    ),
+    SettingDoc(
+        "CDC_SPARK_MASTER",
+        f"`{DEFAULT_LOCAL_MASTER}`",
+        "Spark master: `local[N]` for `local`; `spark://`, `yarn`, `k8s://`, `local-cluster[...]` "
+        "for `cluster`; unset for `connect`",
+    ),
+    SettingDoc(
+        "SPARK_REMOTE",
+        "(none)",
+        "Spark Connect server, `sc://host:15002` (target `connect` only; set with another "
+        "target, it is refused, since pyspark would switch to Connect silently)",
+    ),
+    SettingDoc(
+        "CDC_METASTORE_URL",
+        "(none: embedded Derby)",
+        "shared Hive metastore: `jdbc:postgresql://...` (a metastore database; also "
+        "`jdbc:mysql:`, `jdbc:mariadb:`, or any JDBC URL with the two settings below) or "
+        "`thrift://...` (a metastore service, comma-separated for several)",
+    ),
+    SettingDoc("CDC_METASTORE_USER", "(none)", "user of the JDBC metastore database"),
+    SettingDoc("CDC_METASTORE_PASSWORD", "(none)", "password of the JDBC metastore database"),
+    SettingDoc(
+        "CDC_METASTORE_DRIVER",
+        "known for PostgreSQL, MySQL, MariaDB",
+        "JDBC driver class of the metastore database",
+    ),
+    SettingDoc(
+        "CDC_METASTORE_JARS",
+        "PostgreSQL: `/usr/share/java/postgresql.jar`",
+        "the JDBC driver's jar on this machine; `cdcw` puts it on the driver JVM's classpath "
+        "when it starts (`spark.jars` would load it too late)",
+    ),
+    SettingDoc(
+        "CDC_METASTORE_AUTO_CREATE",
+        "`true`",
+        "`true`: the metastore's missing tables and columns are created at start-up (without "
+        "constraints); `false`: the schema was created by Hive's schematool",
+    ),
+    SettingDoc(
+        "CDC_DRIVER_MEMORY",
+        f"`{DEFAULT_DRIVER_MEMORY}`",
+        "driver JVM heap (a 10M-event full build passes in it; more for larger first builds)",
+    ),
+    SettingDoc("CDC_EXECUTOR_MEMORY", "Spark's", "executor heap (target `cluster`)"),
+    SettingDoc(
+        TEST_SCOPE,
+        "`changed`",
+        "`all`: `cdcw run` tests every row of the marts, not only those its build rewrote; any "
+        "other value is refused",
+    ),
+    SettingDoc(
+        "CDC_CLASS_ARCHIVE",
+        "`~/.cache/cdc-warehouse` (`$XDG_CACHE_HOME/cdc-warehouse` if set)",
+        "directory of the driver JVM's class archive (docs/operations.md, The class archive); "
+        "`off`: none",
+    ),
+    SettingDoc(
+        PARTIAL_LINE_WAIT,
+        f"`{DEFAULT_PARTIAL_LINE_WAIT_SECONDS}`",
+        "a `*.jsonl` file's last line without a newline waits as being written until the file "
+        "has not changed for this long, then lands as it is",
+    ),
+    SettingDoc(
+        RETENTION_HOURS,
+        f"`{DEFAULT_RETENTION_HOURS}`",
+        "`cdcw maintain` keeps the files of every table version younger than this; time travel "
+        "(`cdc_as_of_run`) reaches back as far. Below 168 Delta's own safety check is turned "
+        "off for that command",
+    ),
+    SettingDoc(
+        SQL_CONF_SETTING,
+        "(none)",
+        "Spark SQL settings of this installation over the project's own, as `key=value` pairs "
+        "separated by `;`; runtime settings only (`spark.sql.*`, `spark.databricks.delta.*`), "
+        "so they reach a Spark Connect session too. E.g. `spark.sql.shuffle.partitions=400` on "
+        "a large cluster, or no code generation for small tables "
+        "(`spark.sql.codegen.wholeStage=false;spark.sql.codegen.factoryMode=NO_CODEGEN`, what "
+        "the test suite uses)",
+    ),
+    SettingDoc(
+        SPARK_UI,
+        "(none)",
+        "`1`, `true` or `yes`: the driver serves the Spark UI (the run says where); off by "
+        "default; refused with the `connect` target",
+    ),
+    SettingDoc(
+        SPARK_UI_PORT,
+        f"`{DEFAULT_SPARK_UI_PORT}`",
+        "the Spark UI's port (Spark takes the next free one above when it is taken)",
+    ),
+    SettingDoc(
+        SPARK_UI_HOST,
+        f"`{DEFAULT_SPARK_UI_HOST}`",
+        "the address the driver, and so its UI, binds to (`SPARK_LOCAL_IP`): this machine only "
+        "unless set; on the `cluster` target (other than `local-cluster`) it must be the "
+        "driver's address on the cluster's network, which the executors reach",
+    ),
+    SettingDoc(
+        METRICS_FILE,
+        "(none)",
+        "after each run, its metrics in Prometheus' text format to this file (written beside "
+        "and renamed into place, for node_exporter's textfile collector): "
+        "`cdcw_run_duration_seconds`, `cdcw_run_status{status=...}` (1 for the last run's), "
+        "`cdcw_run_files_landed`, `cdcw_run_lines_landed`, `cdcw_run_lines_quarantined`, and "
+        "per source (`source_system`, `source_name` labels) `cdcw_source_landing_age_seconds` "
+        "and `cdcw_source_commit_lag_seconds` from `cdc_source_freshness`",
+    ),
+    SettingDoc(
+        ALWAYS_BUILD,
+        "(none)",
+        "`1`, `true` or `yes`: `cdcw run` builds even when nothing changed since its last "
+        "successful build; `0`, `false`, `no` or empty: the default; any other value is refused",
+    ),
+    SettingDoc(
+        "CDC_THRIFT_HOST",
+        f"`{DEFAULT_THRIFT_HOST}`",
+        "the address the Thrift server (`python -m cdc_warehouse.thrift_server`) listens on",
+    ),
+    SettingDoc(
+        "CDC_PROJECT_DIR",
+        "this checkout",
+        "the dbt project `cdcw` runs (its models, macros, `cdc_tables.yml`, sample data)",
+    ),
+    SettingDoc(
+        "PYSPARK_PYTHON",
+        "the interpreter running `cdcw`",
+        "the Python of Spark's workers: the driver's minor version with the project's "
+        "dependencies at the versions of `constraints.txt` (docs/operations.md)",
+    ),
+)
