@@ -74,7 +74,8 @@ def project_vars(project_file: Path) -> list[tuple[str, Any, str]]:
 
 
 def render(project_dir: Path = PROJECT_DIR) -> str:
-    lines = [HEADER, "## Environment", "", "| variable | default | meaning |", "| --- | --- | --- |"]
+    lines = [HEADER, "## Environment", "", "| variable | default | meaning |"]
+    lines.append("| --- | --- | --- |")
     lines += [
         f"| `{s.name}` | {_cell(s.default)} | {_cell(s.meaning)} |" for s in DESCRIBED_SETTINGS
     ]

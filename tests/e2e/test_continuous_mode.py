@@ -285,7 +285,7 @@ def test_every_run_is_one_row_of_cdc_runs_the_failed_ones_included(continuous):
 
 
 def test_the_readmes_operator_queries_answer_from_the_run_log(continuous):
-    readme = (PROJECT_DIR / "README.md").read_text()
+    readme = (PROJECT_DIR / "docs" / "operations.md").read_text()
     block = readme[readme.index("-- the last day's runs") :]
     queries = [query for query in block[: block.index("```")].split(";") if query.strip()]
     spark = continuous["pipeline"].spark()

@@ -2,8 +2,8 @@
 off without it: each is declared where the package's test takes it (a test of one column under
 that column, any other on the model: dbt passes `column_name` to a test declared under a column,
 and the package's other tests reject it), and each is enabled only by the var. Written for
-metaplane/dbt_expectations 0.10.9 (README "Optional: dbt-expectations"); its column tests are the
-`expect_column_*` ones other than those of a pair or of several columns."""
+metaplane/dbt_expectations 0.10.9 (docs/analysts.md, "Optional: dbt-expectations"); its column
+tests are the `expect_column_*` ones other than those of a pair or of several columns."""
 
 from __future__ import annotations
 
