@@ -730,6 +730,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         "--warm-cycles",
         type=_cycles,
         default=warm.DEFAULT_CYCLES,
+        metavar="N",
         help="the warm phase's cycles, each a run that lands one small file",
     )
     parser.add_argument(
