@@ -14,6 +14,10 @@ small        from the full build's warehouse: land one small file (at most 1,000
              family) + the build `cdcw run` makes of it; then the next run, which finds no new
              file: `seconds_over_noop` is how much longer the first process took than the second
              (each whole, JVM start included)
+warm         from the full build's warehouse: one `cdcw run --every` process fed one small file
+             per cycle (cdc_warehouse.bench.warm): seconds from a file's landing to cdc_current,
+             p50 and p95, and the driver's RSS after the first, the 10th and the last cycle; not
+             in the default phases
 
 Every build is the one `cdcw run` makes: the families with new lines and what they feed.
 
@@ -35,15 +39,16 @@ import platform
 import shutil
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from cdc_warehouse.bench import workload
+from cdc_warehouse.bench import warm, workload
+from cdc_warehouse.bench.memory import TreeSampler, own_high_water_marks
+from cdc_warehouse.cli import duration_seconds
 from cdc_warehouse.files import replace_text
-from cdc_warehouse.run_log import DBT_STAGES, stage_of
+from cdc_warehouse.run_log import DBT_STAGES, MARKER, runs_table, stage_of
 from cdc_warehouse.settings import PROJECT_DIR, load_settings
 from python_udfs.json_values import canonical_json
 
@@ -51,7 +56,10 @@ from python_udfs.json_values import canonical_json
 INCREMENTAL_PHASES = (*workload.TOPUP_MODES, workload.SMALL_FILE)
 # The `cdcw run` after the small file's, which finds nothing new (part of the small phase).
 IDLE_RUN = "idle"
-PHASES = ("floor", "full", *INCREMENTAL_PHASES)
+# The content check and run log rows of the warm phase, once its continuous process stopped.
+WARM_CHECK = "warm-check"
+DEFAULT_PHASES = ("floor", "full", *INCREMENTAL_PHASES)
+PHASES = (*DEFAULT_PHASES, warm.WARM)
 STAGES = ("land", "staging", "change_log", "history", "current", "tests", "other", "dbt_overhead")
 TARGETS = {
     "full_vs_floor": 2.5,
@@ -60,117 +68,9 @@ TARGETS = {
     "realistic_vs_floor": 1.5,
     "adversarial_vs_floor": 2.5,
     "small_over_noop_seconds": 15.0,
+    "warm_p95_seconds": 10.0,
+    "warm_rss_last_vs_baseline": 1.1,
 }
-SAMPLE_SECONDS = 0.2
-
-
-# --------------------------------------------------------------------------------------------
-# Memory: sampling a process tree through /proc
-# --------------------------------------------------------------------------------------------
-
-
-def _status(pid: int) -> dict[str, str]:
-    try:
-        text = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return {}
-    return dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
-
-
-def _kib(status: dict[str, str], field: str) -> int:
-    value = status.get(field, "0 kB").split()
-    return int(value[0]) if value else 0
-
-
-def _children() -> dict[int, list[int]]:
-    tree: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        tree.setdefault(ppid, []).append(int(entry))
-    return tree
-
-
-def _descendants(root: int) -> list[int]:
-    tree = _children()
-    found, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        found.append(pid)
-        todo.extend(tree.get(pid, []))
-    return found
-
-
-def _parent(pid: int) -> int:
-    try:
-        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-    except (OSError, ValueError, IndexError):
-        return 0
-
-
-def _is_java(pid: int) -> bool:
-    try:
-        exe = os.readlink(f"/proc/{pid}/exe")
-    except OSError:
-        return False
-    return os.path.basename(exe) == "java"
-
-
-def jvm_pids(root: int) -> list[int]:
-    return [pid for pid in _descendants(root) if pid != root and _is_java(pid)]
-
-
-class TreeSampler(threading.Thread):
-    """Peak resident memory of a process tree, sampled: the root (the driver's Python), its
-    JVMs, and everything else (Python UDF workers), each as a sum at one instant."""
-
-    def __init__(self, root: int) -> None:
-        super().__init__(daemon=True)
-        self.root = root
-        self.stopped = threading.Event()
-        self.peak = {
-            "driver": 0,  # driver Python + its JVM, at one instant: the target's measure
-            "driver_python": 0,
-            "jvm": 0,
-            "jvm_largest": 0,
-            "workers": 0,
-            "tree": 0,
-        }
-        self.samples = 0
-
-    def run(self) -> None:
-        while not self.stopped.is_set():
-            parts = {"driver_python": 0, "jvm": 0, "workers": 0}
-            pids = _descendants(self.root)
-            java = {pid for pid in pids if _is_java(pid)}
-            for pid in pids:
-                rss = _kib(_status(pid), "VmRSS") * 1024
-                if pid == self.root:
-                    parts["driver_python"] += rss
-                elif pid in java:
-                    # A JVM starting a Python worker forks first: for a moment the child is a
-                    # copy of the JVM (same pages, counted twice). Count top-level JVMs only.
-                    if _parent(pid) not in java:
-                        parts["jvm"] += rss
-                        self.peak["jvm_largest"] = max(self.peak["jvm_largest"], rss)
-                else:
-                    parts["workers"] += rss
-            parts["driver"] = parts["driver_python"] + parts["jvm"]
-            parts["tree"] = parts["driver"] + parts["workers"]
-            for name, value in parts.items():
-                self.peak[name] = max(self.peak[name], value)
-            self.samples += 1
-            self.stopped.wait(SAMPLE_SECONDS)
-
-    def stop(self) -> dict[str, int]:
-        self.stopped.set()
-        self.join()
-        return dict(self.peak)
 
 
 # --------------------------------------------------------------------------------------------
@@ -200,15 +100,6 @@ def dbt_timings(run_results: Path) -> dict[str, Any]:
         "elapsed": float(document.get("elapsed_time") or 0.0),
         "nodes": nodes,
         "stages": {k: round(v, 3) for k, v in stages.items()},
-    }
-
-
-def _self_peaks() -> dict[str, int]:
-    me = os.getpid()
-    jvm = jvm_pids(me)
-    return {
-        "driver_python_hwm": _kib(_status(me), "VmHWM") * 1024,
-        "jvm_hwm": sum(_kib(_status(pid), "VmHWM") * 1024 for pid in jvm),
     }
 
 
@@ -312,6 +203,51 @@ def _content_result(content: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _expected_sample(work: Path, families: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+    """The generator's expected rows of its sampled keys, of the landed families."""
+    return {
+        family: rows
+        for family, rows in workload.load_expected_sample(work / "workload").items()
+        if family in families
+    }
+
+
+def _warm_check(spark, work: Path, families: Sequence[str]) -> dict[str, Any]:
+    """After the warm phase's cycles: the counts, the expected values of the sampled keys that
+    no cycle changed (the sample's values are those after the base waves), and the run log's
+    rows of the cycles' runs."""
+    settings = load_settings()
+    landing_runs = sorted(
+        {c["landing_run"] for c in json.loads((work / warm.CYCLES_FILE).read_text())["cycles"]}
+    )
+    changed = {
+        tuple(row)
+        for row in spark.sql(
+            "select distinct source_system, source_name, source_table, key_json "
+            f"from {settings.internal_schema}.int_cdc__change_log "
+            f"where landing_run >= {landing_runs[0]}"
+        ).collect()
+    }
+    sample, unchanged = _expected_sample(work, families), {}
+    for family, rows in sample.items():
+        kept = [row for row in rows if _sample_identity(family, row) not in changed]
+        if kept:  # an empty sample proves nothing (compare_content)
+            unchanged[family] = kept
+    runs = spark.sql(
+        "select landing_run, status, files_landed, lines_landed, "
+        "cast(started_at as double) as started, cast(ended_at as double) as ended "
+        f"from {runs_table(settings)} "
+        f"where files_landed > 0 and landing_run in ({', '.join(map(str, landing_runs))})"
+    )
+    return {
+        "sample_keys_changed_by_cycles": {
+            family: len(rows) - len(unchanged.get(family, [])) for family, rows in sample.items()
+        },
+        "sanity": _sanity(spark, unchanged),
+        "run_log": [row.asDict() for row in runs.collect()],
+    }
+
+
 def run_phase(phase: str, work: Path, result_path: Path, discard_landed: bool = False) -> int:
     """One phase, in this (fresh) process; writes its measurements to `result_path`.
     `discard_landed`: delete each delivery's generated files once landed."""
@@ -345,7 +281,9 @@ def run_phase(phase: str, work: Path, result_path: Path, discard_landed: bool = 
         with warehouse_lock(settings):
             spark = start_spark(settings)
             result["startup_seconds"] = round(time.perf_counter() - started, 3)
-            if phase == IDLE_RUN:
+            if phase == WARM_CHECK:
+                result |= _warm_check(spark, work, families)
+            elif phase == IDLE_RUN:
                 # The run after the small file's: nothing new to land, so no build.
                 t0 = time.perf_counter()
                 build_new_landings(
@@ -381,15 +319,9 @@ def run_phase(phase: str, work: Path, result_path: Path, discard_landed: bool = 
                 result["dbt_success"] = ok
                 result["dbt"] = dbt_timings(settings.dbt_dir / "target" / "run_results.json")
                 # The generator's expected rows are those after the base waves.
-                sample = None
-                if phase == "full":
-                    sample = {
-                        family: rows
-                        for family, rows in workload.load_expected_sample(work / "workload").items()
-                        if family in families
-                    }
+                sample = _expected_sample(work, families) if phase == "full" else None
                 result["sanity"] = _sanity(spark, sample)
-    result.update(_self_peaks())
+    result.update(own_high_water_marks())
     replace_text(result_path, json.dumps(result, indent=2) + "\n")
     return 0
 
@@ -447,6 +379,44 @@ def _run_child(phase: str, work: Path, discard_landed: bool = False) -> dict[str
     result["rss_samples"] = sampler.samples
     # Complete, so that a later --reuse-full run reports this phase as measured here.
     replace_text(result_path, json.dumps(result, indent=2) + "\n")
+    return result
+
+
+def _run_warm(
+    work: Path, manifest: dict[str, Any], families: Sequence[str], cycles: int, every: str
+) -> dict[str, Any]:
+    """The warm phase on a copy of the full build's warehouse: its cycles, then the check
+    (`_warm_check`) in a process of its own once the continuous one has stopped."""
+    env, log = _phase_env(work, warm.WARM), work / f"{warm.WARM}.log"
+    marker = load_settings(env).dbt_dir / MARKER
+    result = warm.run_cycles(work / "workload", work / "landing", marker, env, log, cycles, every)
+    replace_text(work / warm.CYCLES_FILE, json.dumps(result, indent=2) + "\n")
+    if result["exit_code"] != 0:
+        raise RuntimeError(
+            f"the warm phase's `cdcw run --every` exited {result['exit_code']} on SIGTERM; "
+            f"log {log}"
+        )
+    check = _run_child(WARM_CHECK, work)
+    result["runs_match_cycles"] = warm.add_run_log(result["cycles"], check["run_log"])
+    result |= warm.summarize(result["cycles"])
+    sanity = check["sanity"]
+    sanity["sample_keys_changed_by_cycles"] = check["sample_keys_changed_by_cycles"]
+    # The top-up's live keys for its family once every line of it has landed, else unknown.
+    sanity["expected_live_keys"] = None
+    sanity["current_matches_live_keys"] = None
+    if result["covers_source"]:
+        sanity["expected_live_keys"] = {
+            family: manifest["families"][family]["live_keys"][
+                warm.SOURCE_TOPUP if family == result["family"] else "base"
+            ]
+            for family in families
+            if family in manifest["families"]
+        }
+        sanity["current_matches_live_keys"] = all(
+            sanity["current_rows"].get(family, 0) == count
+            for family, count in sanity["expected_live_keys"].items()
+        )
+    result["sanity"] = sanity
     return result
 
 
@@ -541,6 +511,11 @@ def _summary(results: dict[str, Any], manifest: dict[str, Any], families: Sequen
     ratios["driver_peak_rss_gb"] = round(peak / 2**30, 3)
     sampled = max(r["rss_peak_bytes"]["driver"] for r in out.values())
     ratios["driver_peak_rss_sampled_gb"] = round(sampled / 2**30, 3)
+    if warm.WARM in results:
+        ratios["warm_p95_seconds"] = results[warm.WARM]["latency_seconds"]["p95"]
+        last_vs_baseline = results[warm.WARM]["driver_rss_bytes"]["last_vs_baseline"]
+        if last_vs_baseline is not None:
+            ratios["warm_rss_last_vs_baseline"] = last_vs_baseline
     return ratios
 
 
@@ -596,6 +571,15 @@ def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
                 results[mode]["process_seconds"] - idle["process_seconds"], 3
             )
         workload.unstage(work / "workload", f"topup-{mode}", work / "landing")
+    if warm.WARM in phases:
+        print(
+            f"bench: warm ({args.warm_cycles} cycles, `cdcw run --every {args.warm_every}`)",
+            file=sys.stderr,
+            flush=True,
+        )
+        _reset(work / "warehouse")
+        shutil.copytree(work / "warehouse.base", work / "warehouse")
+        results[warm.WARM] = _run_warm(work, manifest, landed, args.warm_cycles, args.warm_every)
     ratios = _summary(results, manifest, landed) if "floor" in results else {}
     settings = load_settings()
     document = {
@@ -701,11 +685,31 @@ def format_table(document: dict[str, Any]) -> str:
                 else ""
             )
         )
+    if warm.WARM in phases:
+        result = phases[warm.WARM]
+        lines.append(
+            warm.summary_line(result)
+            + f"; sane: {result['sanity']['current_matches_live_keys']}, values of sampled keys: "
+            f"{result['sanity']['current_matches_expected_rows']}, run log rows: "
+            f"{result['runs_match_cycles']}"
+        )
     lines.append("")
     for name, value in document["ratios"].items():
         target = document["targets"].get(name)
         lines.append(f"{name:<24} {value:>10}" + (f"   (target <= {target})" if target else ""))
     return "\n".join(lines)
+
+
+def _cycles(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"a number of cycles is a whole number >= 1, not {text!r}")
+    return int(text)
+
+
+def _duration(text: str) -> str:
+    """A `cdcw run --every` interval, checked as that option checks it and passed on as given."""
+    duration_seconds(text)
+    return text
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
@@ -717,7 +721,25 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--waves", type=int, default=8)
     parser.add_argument("--families", default=",".join(workload.FAMILIES))
     parser.add_argument("--chunk-events", type=int, default=50_000)
-    parser.add_argument("--phases", default=",".join(PHASES))
+    parser.add_argument(
+        "--phases",
+        default=",".join(DEFAULT_PHASES),
+        help=f"of {','.join(PHASES)} (default: all but {warm.WARM})",
+    )
+    parser.add_argument(
+        "--warm-cycles",
+        type=_cycles,
+        default=warm.DEFAULT_CYCLES,
+        metavar="N",
+        help="the warm phase's cycles, each a run that lands one small file",
+    )
+    parser.add_argument(
+        "--warm-every",
+        type=_duration,
+        default=warm.DEFAULT_EVERY,
+        metavar="DURATION",
+        help="the warm phase's `cdcw run --every` interval (30s, 5m, 1h)",
+    )
     parser.add_argument("--regenerate", action="store_true", help="generate even if present")
     parser.add_argument("--keep", action="store_true", help="keep the full build's warehouse copy")
     parser.add_argument(

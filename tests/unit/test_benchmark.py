@@ -6,7 +6,7 @@ import json
 import os
 import subprocess
 
-from cdc_warehouse.bench import benchmark, workload
+from cdc_warehouse.bench import benchmark, memory, workload
 
 
 def node(unique_id: str, seconds: float) -> dict:
@@ -46,7 +46,7 @@ def test_dbt_nodes_are_grouped_into_stages(tmp_path):
 
 
 def test_tree_sampler_sees_this_process():
-    sampler = benchmark.TreeSampler(os.getpid())
+    sampler = memory.TreeSampler(os.getpid())
     sampler.start()
     peaks = sampler.stop()
     assert peaks["driver_python"] > 10 * 2**20
