@@ -184,7 +184,8 @@ def broken_rules(pipeline: Pipeline, test: str) -> list[str]:
 
 
 def merged_partitions(pipeline: Pipeline, mart: str) -> set[int]:
-    """The key cohorts the last MERGE into `mart` named (macros/utils/merge_rows.sql)."""
+    """The key cohorts the last MERGE into `mart` named
+    (macros/utils/merge_only_into_partitions.sql)."""
     run_sql = pipeline.warehouse_dir / "_dbt/target/run/cdc_warehouse/models/marts" / f"{mart}.sql"
     named = re.search(r"and target\.key_cohort in \(([0-9, ]+)\)", run_sql.read_text())
     assert named, f"the MERGE into {mart} names no partitions"
