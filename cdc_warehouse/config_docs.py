@@ -25,7 +25,7 @@ UNDECLARED_VARS = {
         "(none)",
         "the first landing run whose rows the tests of the marts read; `cdcw run` sets it in "
         "the session as `cdc.test_from_landing_run` (so the project parses the same way on "
-        "every run), and this var overrides it (macros/marts/test_scope.sql)",
+        "every run), and this var overrides it (macros/marts/tested_from_landing_run.sql)",
     ),
 }
 

@@ -198,18 +198,18 @@ def land_files(spark, settings: Settings) -> LandingReport:
 
 
 # The session setting through which `cdcw run` tells the marts' tests which rows its build wrote
-# (macros/marts/test_scope.sql): a setting rather than a dbt var, so that dbt's parse of the
-# project stays valid from one run to the next.
+# (macros/marts/tested_from_landing_run.sql): a setting rather than a dbt var, so that dbt's
+# parse of the project stays valid from one run to the next.
 TEST_SCOPE_SETTING = "cdc.test_from_landing_run"
 
 
 def tested_from_run(
     built_through: int | None, dbt_build_args: Sequence[str], test_every_row: bool = False
 ) -> int | None:
-    """`cdcw run` tests only what its build rewrites (macros/marts/test_scope.sql): rows of landing
-    runs after `built_through`, the newest run cdc_history reflected before the build. A full
-    refresh rewrites everything, so it tests everything; so does CDC_TEST_SCOPE=all
-    (`test_every_row`). None: every row."""
+    """`cdcw run` tests only what its build rewrites (macros/marts/tested_from_landing_run.sql):
+    rows of landing runs after `built_through`, the newest run cdc_history reflected before the
+    build. A full refresh rewrites everything, so it tests everything; so does
+    CDC_TEST_SCOPE=all (`test_every_row`). None: every row."""
     if built_through is None or "--full-refresh" in dbt_build_args or test_every_row:
         return None
     return built_through + 1

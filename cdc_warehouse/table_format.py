@@ -32,7 +32,7 @@ SESSION_CONF = {
 
 
 # Each commit carries the landing run it belongs to (DESCRIBE HISTORY's userMetadata), so the
-# state of a table after a landing run can be found again (macros/marts/time_travel.sql).
+# state of a table after a landing run can be found again (macros/marts/cdc_as_of_run.sql).
 COMMIT_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
 
 

@@ -18,7 +18,7 @@ import yaml
 from cdc_warehouse.files import replace_text
 
 # The columns a typed model takes from cdc_current or cdc_history, in the order
-# macros/marts/typed_models.sql (`typed_system_columns`) gives them; tests/unit/test_typed_models.py
+# macros/marts/typed_system_columns.sql gives them; tests/unit/test_typed_models.py
 # ties the two.
 SYSTEM_COLUMNS = {
     "current": (

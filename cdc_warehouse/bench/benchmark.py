@@ -41,6 +41,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -428,7 +429,7 @@ def _reset(path: Path) -> None:
 def _workload(spec: workload.Spec, root: Path, regenerate: bool) -> dict[str, Any]:
     if not regenerate and (root / "manifest.json").exists():
         manifest = workload.load_manifest(root)
-        wanted = {**workload.asdict(spec), "families": list(spec.families)}
+        wanted = {**asdict(spec), "families": list(spec.families)}
         wanted.pop("jobs")
         held = dict(manifest["spec"])
         held.pop("jobs", None)

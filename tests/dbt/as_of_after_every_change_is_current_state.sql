@@ -1,5 +1,5 @@
 -- cdc_as_of at a moment after every change gives exactly cdc_current's rows (of the keys a
--- scheduled run rewrote, macros/marts/test_scope.sql: both sides keep the same keys).
+-- scheduled run rewrote, macros/marts/tested_from_landing_run.sql: both sides keep the same keys).
 with as_of_state as (
     select
         source_system,

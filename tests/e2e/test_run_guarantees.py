@@ -330,8 +330,8 @@ def test_every_kill_landed_where_it_was_aimed(interrupted):
 
 def test_the_run_after_killed_ones_tests_every_row_they_wrote(interrupted):
     """The killed runs left the first wave's build record: the run that finishes the wave tests
-    the rows of every landing run after the first (macros/marts/test_scope.sql), the killed runs'
-    included."""
+    the rows of every landing run after the first (macros/marts/tested_from_landing_run.sql), the
+    killed runs' included."""
     assert interrupted["recovery_scope"] == 2
 
 
@@ -371,7 +371,7 @@ def test_a_reader_sees_the_state_before_or_after_a_run_never_a_mix(interrupted):
 
 
 def test_the_marts_as_of_each_landing_run_are_the_states_readers_saw(interrupted):
-    """`cdc_as_of_run` (macros/marts/time_travel.sql), asked through `cdcw dbt show` as an analyst
+    """`cdc_as_of_run` (macros/marts/cdc_as_of_run.sql), asked through `cdcw dbt show` as an analyst
     would, returns for each landing run the state the reader saw after it."""
     for mart in MARTS:
         checksums = checksums_read(interrupted, mart)

@@ -19,6 +19,8 @@ from tests.conftest import Pipeline
 
 DBT_VARS = ("--vars", "{cdc_keys_per_partition: 2}")
 UNTOUCHED_COHORT = 7
+# Set by cached_view (macros/utils/cached_view.sql) while it caches; Spark's default is false.
+CACHED_PLAN_PARTITIONING = "spark.sql.optimizer.canChangeCachedPlanOutputPartitioning"
 
 
 def mysql_event(position: int, payload: dict[str, Any], table: str = "items") -> str:
@@ -184,7 +186,8 @@ def broken_rules(pipeline: Pipeline, test: str) -> list[str]:
 
 
 def merged_partitions(pipeline: Pipeline, mart: str) -> set[int]:
-    """The key cohorts the last MERGE into `mart` named (macros/utils/merge_rows.sql)."""
+    """The key cohorts the last MERGE into `mart` named
+    (macros/utils/merge_only_into_partitions.sql)."""
     run_sql = pipeline.warehouse_dir / "_dbt/target/run/cdc_warehouse/models/marts" / f"{mart}.sql"
     named = re.search(r"and target\.key_cohort in \(([0-9, ]+)\)", run_sql.read_text())
     assert named, f"the MERGE into {mart} names no partitions"
@@ -237,6 +240,8 @@ def test_run_checks_what_it_rewrote_and_dbt_test_checks_everything(
     assert UNTOUCHED_COHORT not in changed_cohorts
     assert merged_partitions(pipeline, "cdc_history") == changed_cohorts
     assert merged_partitions(pipeline, "cdc_current") == changed_cohorts
+    # The run's cached views changed Spark's setting for their cache statements only.
+    assert pipeline.spark().conf.get(CACHED_PLAN_PARTITIONING) == "false"
     assert sorted(row["key_json"] for row in history if row["is_current"]) == [
         '{"id":101}',
         '{"id":102}',

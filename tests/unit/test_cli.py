@@ -229,7 +229,7 @@ def test_run_tests_the_landing_runs_after_what_history_reflected():
 
 def test_the_test_scope_setting_is_the_one_the_macros_read():
     """Python sets it, the test-scope macros read it: one name in each language."""
-    macros = (PROJECT_DIR / "macros" / "marts" / "test_scope.sql").read_text()
+    macros = (PROJECT_DIR / "macros" / "marts" / "tested_from_landing_run.sql").read_text()
     assert f"set {steps.TEST_SCOPE_SETTING}'" in macros
 
 

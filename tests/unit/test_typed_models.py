@@ -1,5 +1,5 @@
 """What `cdcw generate-typed-models` writes, without Spark: names, yml entries, the tables it
-leaves alone, and the system columns it shares with macros/marts/typed_models.sql."""
+leaves alone, and the system columns it shares with macros/marts/typed_system_columns.sql."""
 
 from __future__ import annotations
 
@@ -24,7 +24,9 @@ ORDERS_COLUMNS = [
 
 
 def macro_system_columns(state: str) -> list[str]:
-    return render_macro("marts/typed_models.sql", f"typed_system_columns('{state}')").split(",")
+    return render_macro("marts/typed_system_columns.sql", f"typed_system_columns('{state}')").split(
+        ","
+    )
 
 
 def test_system_columns_are_the_macros():

@@ -14,7 +14,7 @@ import fastavro
 import numpy as np
 import pytest
 
-from cdc_warehouse.bench import decode_profile, workload
+from cdc_warehouse.bench import decode_profile, pgoutput_encoder, workload
 from python_udfs.datastream import avro_file_events, flatten_event
 from python_udfs.debezium import flatten_record
 from python_udfs.pgoutput import change_rows, decode_message, message_row
@@ -414,19 +414,19 @@ def _decoded_change(family: str, plan, i: int, kind: int = 0) -> dict:
     """The row image (column -> JSON value, UNKNOWN where the change does not carry it) the
     project's decoder makes of change i, written as the workload writes it (kind: a Debezium
     record kind)."""
-    sub = int(workload._sub_source(family, plan.key[i : i + 1])[0])
+    sub = int(workload.GENERATORS[family].sub_source(plan.key[i : i + 1])[0])
     chunk = workload.Chunk(family, "", sub, 0, 0, np.array([i]))
     if family == "datastream":
-        line = workload._datastream_line(plan, i, 7, sub)
+        line = workload.datastream._datastream_line(plan, i, 7, sub)
         image = flatten_event(line, workload.DS_SOURCES[sub][0])["row_image"]
     elif family == "debezium":
         chunk.extra = {"partition": 0, "kinds": np.array([kind]), "offsets": np.array([0])}
-        line = workload._debezium_file(chunk, plan, 7)[0][0]
+        line = workload.debezium.write_file(chunk, plan, 7)[0][0]
         image = flatten_record(line, workload.DBZ_SERVERS[sub][0], PLACEHOLDERS)["row_image"]
     elif family == "pgoutput":
-        data = workload._pg_change(plan, i, None, workload.FileStats())
-        row = message_row(workload.pg.slot_line(1, 1, data), False)
-        relation = message_row(workload.pg.slot_line(1, 1, workload.PG_RELATION), False)
+        data = workload.pgoutput._pg_change(plan, i, None, workload.FileStats())
+        row = message_row(pgoutput_encoder.slot_line(1, 1, data), False)
+        relation = message_row(pgoutput_encoder.slot_line(1, 1, workload.PG_RELATION), False)
         changes = change_rows(
             relation["relation_json"],
             row["kind"],
@@ -439,7 +439,7 @@ def _decoded_change(family: str, plan, i: int, kind: int = 0) -> dict:
     else:
         from python_udfs.spanner import flatten_line
 
-        line = workload._spanner_file(chunk, plan, 7)[0][0]
+        line = workload.spanner.write_file(chunk, plan, 7)[0][0]
         image = flatten_line(line, workload.SP_STREAMS[sub][0])[0]["row_image"]
     return {c: UNKNOWN if v is None else json.loads(v) for c, v in image.items()}
 
@@ -486,7 +486,7 @@ def test_expected_rows_are_what_the_decoders_make_of_each_keys_changes(family):
             if value is UNKNOWN:
                 unknown_seen += 1
                 carrier = next(
-                    i for i in reversed(changes) if workload._carries_all(family, plan, i)
+                    i for i in reversed(changes) if workload.GENERATORS[family].carries_all(plan, i)
                 )
                 value = _decoded_change(family, plan, carrier)[column]
             assert row["row"][column] == value, (family, row, column, value)

@@ -1,6 +1,6 @@
 {{ config(materialized='view') }}
 
-{#- The type each source column is read as by the typed models (macros/marts/typed_models.sql) and
+{#- The type each source column is read as by the typed models (macros/marts/typed_table.sql) and
     written with by `cdcw generate-typed-models`: the one Spark type of the source types it was
     seen with, string when they differ or the source named none. Rows of files without types
     (Datastream JSON beside Avro files of the same table) name no type and count for nothing. -#}

@@ -1,6 +1,6 @@
 {#- No two rows share these columns' values. An append-only model names the column holding the
     landing run a row was appended in (`appended_in`), so a build that tests what it wrote
-    checks only the values its own rows hold (macros/marts/test_scope.sql). -#}
+    checks only the values its own rows hold (macros/marts/rows_sharing_appended_values.sql). -#}
 {% test unique_combination(model, columns, appended_in=none) %}
 
 with counted as (

@@ -2,24 +2,6 @@
     model; Spark SQL inlines a CTE at every reference, so the model caches this query once
     (`cached_view`) instead of scanning and sorting the change log four times. -#}
 
-{#- The primary key changes of the keys a run recomputes: successor and predecessor key. -#}
-{% macro history_key_successions(changed_keys, touched, changed_keys_hint) -%}
-    select distinct
-        successions.source_system,
-        successions.source_name,
-        successions.source_table,
-        successions.key_json,
-        successions.predecessor_key_json,
-        successions.sort_pos
-    from {{ ref('int_cdc__key_successions') }} as successions
-    {%- if is_incremental() %}
-        where
-            {{ in_values('successions.key_cohort', touched) }}
-            and {{ key_is_changed('successions', changed_keys, changed_keys_hint) }}
-    {%- endif %}
-{%- endmacro %}
-
-
 {#- Every change of the keys a run recomputes, once per event, placed in source order
     (`sort_key`); the predecessors' changes ride along as context (`is_context`). All windows
     partition by key alone, so the change log is shuffled once. Nested subqueries, not CTEs: Spark
@@ -191,71 +173,4 @@
                     and placed_changes.source_table = table_columns.source_table
         ) as completed_changes
     ) as flagged_changes
-{%- endmacro %}
-
-
-{#- The keys whose history a run must recompute: keys with new changes, every key of a table a
-    new truncate emptied, the successors of a primary key change whose half landed or whose
-    old key changed (their unknown values continue the old key's), and the keys of a Spanner
-    table that has a column seen for the first time. Returned as SQL, with
-    each key's partition. -#}
-{% macro history_changed_keys(processed_through) -%}
-    select source_system, source_name, source_table, key_json, key_cohort
-    from {{ ref('int_cdc__change_log') }}
-    where landing_run > {{ processed_through }}
-    union
-    select registry.source_system, registry.source_name, registry.source_table, registry.key_json,
-        registry.key_cohort
-    from {{ ref('int_cdc__key_registry') }} as registry
-    inner join {{ ref('int_cdc__truncates') }} as truncates
-        on
-            registry.source_system = truncates.source_system
-            and registry.source_name = truncates.source_name
-            and registry.source_table = truncates.source_table
-    where truncates.landing_run > {{ processed_through }}
-    union
-    select successions.source_system, successions.source_name, successions.source_table,
-        successions.key_json, successions.key_cohort
-    from {{ ref('int_cdc__key_successions') }} as successions
-    left semi join {{ ref('int_cdc__change_log') }} as predecessor_changes
-        on
-            {{ same_key('successions', 'predecessor_changes', left_key='predecessor_key_json') }}
-            and predecessor_changes.landing_run > {{ processed_through }}
-    union
-    select source_system, source_name, source_table, key_json, key_cohort
-    from {{ ref('int_cdc__key_successions') }}
-    where landing_run > {{ processed_through }}
-    {%- set new_column_condition = 'landing_run > ' ~ processed_through %}
-    {%- if count_rows(ref('int_spanner__table_columns'), new_column_condition) | int > 0 %}
-        union
-        -- A Spanner table's images are completed with its columns as known when they are: a
-        -- column seen for the first time counts in every earlier image of the table.
-        select
-            change_log.source_system,
-            change_log.source_name,
-            change_log.source_table,
-            change_log.key_json,
-            change_log.key_cohort
-        from {{ ref('int_cdc__change_log') }} as change_log
-        left semi join (
-            select source_name, source_table
-            from {{ ref('int_spanner__table_columns') }}
-            where {{ new_column_condition }}
-        ) as widened_tables
-            on
-                change_log.source_system = 'spanner'
-                and change_log.source_name = widened_tables.source_name
-                and change_log.source_table = widened_tables.source_table
-    {%- endif %}
-{%- endmacro %}
-
-
-{#- Whether the key of the row aliased `alias` is in `changed_keys`, cdc_history's set of keys
-    to recompute. `hint` is the set's broadcast_hint: in a routine run the set is small next to
-    the tables it filters, and broadcasting it spares shuffling the whole table to the join. -#}
-{% macro key_is_changed(alias, changed_keys, hint) -%}
-    exists (
-        select {{ hint }} 1 from {{ changed_keys }} as changed_keys
-        where {{ same_key('changed_keys', alias) }}
-    )
 {%- endmacro %}

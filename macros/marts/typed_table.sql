@@ -5,59 +5,9 @@
     generate-typed-models` writes such models with those types spelled out). Columns the source
     adds later appear at the next run, without a full refresh: under `cdcw run`
     the view keeps the columns it has and looks for new ones only in the rows the build wrote
-    (macros/marts/test_scope.sql); elsewhere, or when the view is new, in every row. A value that does
+    (macros/marts/tested_from_landing_run.sql); elsewhere, or when the view is new, in every row. A value that does
     not fit its declared type reads as NULL here (row_json keeps it) and fails the
     typed_values_fit test. -#}
-
-{% macro typed_source_filter(source) -%}
-    source_system = '{{ source.source_system }}'
-    and source_table = '{{ source.source_table }}'
-    {%- if source.source_name %}
-        and source_name = '{{ source.source_name }}'
-    {%- endif %}
-{%- endmacro %}
-
-
-{% macro typed_value(column_name, data_type) -%}
-    {%- set value = "row_values['" ~ column_name ~ "']" -%}
-    {%- if data_type | lower == 'binary' -%}
-        try_to_binary({{ value }}, 'base64')
-    {%- else -%}
-        try_cast({{ value }} as {{ data_type }})
-    {%- endif -%}
-{%- endmacro %}
-
-
-{#- The columns a typed model takes from its state relation (`current` or `history`), not from
-    the source row, comma-separated: text renders alike in dbt and in sqlfluff's templater,
-    which would render a returned list as text. -#}
-{% macro typed_system_columns(state) -%}
-    {%- set state_columns = {
-        'current': ['last_op', 'last_committed_at'],
-        'history': ['op', 'valid_from', 'valid_to', 'is_current'],
-    }[state] -%}
-    {{- (['source_name', 'key_json', 'row_json', 'unavailable_columns'] + state_columns
-        + ['last_landing_run']) | join(',') -}}
-{%- endmacro %}
-
-
-{#- Column name -> the Spark type a typed model reads it as (int_cdc__column_types). -#}
-{% macro source_spark_types(source) -%}
-    {%- set types_relation = load_relation(ref('int_cdc__column_types')) -%}
-    {%- if not execute or types_relation is none -%}
-        {{ return({}) }}
-    {%- endif -%}
-    {%- set typed = run_query(
-        "select column_name, spark_type from " ~ types_relation
-        ~ " where " ~ typed_source_filter(source)
-    ) -%}
-    {%- set types = {} -%}
-    {%- for row in typed.rows -%}
-        {%- do types.update({row[0]: row[1]}) -%}
-    {%- endfor -%}
-    {{ return(types) }}
-{%- endmacro %}
-
 
 {% macro typed_table(state_relation, state) -%}
     {#- The typed views read the source's column types as they compile: built before them. -#}
@@ -127,25 +77,4 @@ final as (
 )
 
 select * from final
-{%- endmacro %}
-
-
-{% macro typed_current_state() -%}
-    {{ typed_table(ref('cdc_current'), 'current') }}
-{%- endmacro %}
-
-
-{% macro typed_history() -%}
-    {{ typed_table(ref('cdc_history'), 'history') }}
-{%- endmacro %}
-
-
-{#- The state of every key as of a moment, from history: the version valid then. -#}
-{% macro cdc_as_of(moment, history=none) -%}
-    (
-        select * from {{ history or ref('cdc_history') }}
-        where
-            valid_from <= timestamp('{{ moment }}')
-            and (valid_to is null or valid_to > timestamp('{{ moment }}'))
-    )
 {%- endmacro %}

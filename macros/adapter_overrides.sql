@@ -1,3 +1,16 @@
+{#- The two adapter macros this project overrides, for every model and every test. dbt calls
+    `get_merge_sql` and `get_where_subquery` through adapter.dispatch, which takes a root
+    project's `spark__` macro over the one dbt or the adapter ships; so these replace them
+    everywhere, with no config naming them.
+    - `spark__get_merge_sql`: the MERGE of the `merge` incremental strategy. dbt-spark's updates
+      and inserts only; this one deletes too, skips unchanged rows and prunes the target's
+      partitions (docs/decisions/006). dbt-spark's own: package dbt-spark,
+      dbt/include/spark/macros/materializations/incremental/strategies.sql.
+    - `spark__get_where_subquery`: the relation a generic test reads. dbt-spark has none, so
+      dbt's `default__get_where_subquery` would apply (package dbt-adapters,
+      dbt/include/global_project/macros/materializations/tests/where_subquery.sql); this one
+      reads only the rows the build rewrote (docs/decisions/008). -#}
+
 {#- The `merge` incremental strategy of this project's models (it replaces dbt-spark's, which
     only updates and inserts): one Delta MERGE that also deletes. With config
     `merge_deletes_flagged_rows`, a model's incremental query returns the rows it recomputed and
@@ -40,36 +53,13 @@
 {%- endmacro %}
 
 
-{#- A merging model's incremental rows: `kept` (written) and `removed` (deleted; only their
-    unique key columns matter), the relations' columns being the table's. -#}
-{% macro flag_removed_rows(kept, removed) -%}
-    select
-        *,
-        false as is_removed
-    from {{ kept }}
-    union all
-    select
-        *,
-        true as is_removed
-    from {{ removed }}
-{%- endmacro %}
-
-
-{#- Names, in a merging model's SQL, the only values `column` takes in the target rows that its
-    MERGE may match or delete: every row the model returns lies in them. The MERGE then reads
-    only those partitions of the target; Delta prunes no file by the join with the source. A
-    SQL comment, because a model's compile-time results reach the materialization only through
-    its compiled code; `merged_target_partitions` reads it back. -#}
-{% macro merge_only_into_partitions(column, values) -%}
-    {%- if values | length > 0 -%}
-        -- merge target partitions: target.{{ column }} in ({{ values | join(", ") }})
+{#- Every generic test's model goes through this (dbt's hook for the `where` config). No alias:
+    tests alias their model themselves, and Spark takes a subquery without one. -#}
+{% macro spark__get_where_subquery(relation) -%}
+    {%- set scoped = rows_under_test(relation) -%}
+    {%- set where = config.get('where', '') -%}
+    {%- if where -%}
+        {{ return("(select * from " ~ scoped ~ " where " ~ where ~ ")") }}
     {%- endif -%}
-{%- endmacro %}
-
-
-{% macro merged_target_partitions(compiled_code) -%}
-    {%- set named = modules.re.search(
-        "-- merge target partitions: (target\\.\\w+ in \\([0-9, ]+\\))", compiled_code or ""
-    ) -%}
-    {{ return([named.group(1)] if named else []) }}
+    {{ return(scoped) }}
 {%- endmacro %}

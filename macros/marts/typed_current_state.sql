@@ -1,0 +1,3 @@
+{% macro typed_current_state() -%}
+    {{ typed_table(ref('cdc_current'), 'current') }}
+{%- endmacro %}

@@ -1,0 +1,3 @@
+{% macro typed_history() -%}
+    {{ typed_table(ref('cdc_history'), 'history') }}
+{%- endmacro %}
