@@ -301,7 +301,8 @@ def family_selection(
     family's models hold their own watermark, so one with nothing new has nothing to do. Every
     node is built when there is no such build, anything else changed since (its fingerprint),
     or the caller chose the nodes."""
-    from cdc_warehouse.landing import FAMILIES, RawTables, families_landed_after
+    from cdc_warehouse.landing import RawTables, families_landed_after
+    from python_udfs.families import FAMILIES
 
     if (
         last is None
@@ -312,7 +313,7 @@ def family_selection(
     families = families_landed_after(spark, RawTables(settings.raw_schema), last.landing_run)
     if not families or len(families) == len(FAMILIES):
         return []
-    return ["--select", " ".join(f"{family.staging_model}+" for family in families)]
+    return ["--select", " ".join(f"{family.models.staging}+" for family in families)]
 
 
 def build_fingerprint(build_args: Sequence[str], settings: Settings) -> str:

@@ -24,6 +24,7 @@ from decimal import Decimal
 from typing import Any
 
 from python_udfs.change_log import CHANGE_COLUMNS
+from python_udfs.decoding import NO_SETTINGS, DecodeSettings
 from python_udfs.json_values import (
     NON_FINITE_FLOAT_TEXTS,
     JsonDocument,
@@ -87,9 +88,10 @@ class _BadLine(Exception):
 
 
 def flatten_line(
-    line: str, source_name: str, declared_keys: KeyLookup | None = None
+    line: str, source_name: str, settings: DecodeSettings = NO_SETTINGS
 ) -> list[dict[str, Any]]:
-    """Turn one landed change stream row into change-log rows, each with every field of COLUMNS.
+    """Turn one landed change stream row into change-log rows, each with every field of COLUMNS
+    (python_udfs/decoding.py's `Decoder`).
 
     A data change record gives one row per mod (one row without op if it has no mods, so its
     transaction can still be counted complete), a heartbeat one row, a child partitions record
@@ -112,7 +114,7 @@ def flatten_line(
             return [_row(record_kind=kind, partition_token=token, record_ts=ns // 1000)]
         if kind == "child_partitions":
             return _child_rows(record, token)
-        return _data_change_rows(record, token, source_name, declared_keys)
+        return _data_change_rows(record, token, source_name, settings.declared_keys)
     except _BadLine as exc:
         return [_row(error=str(exc), partition_token=token)]
     except Exception as exc:  # a UDF must not fail the run on input it did not foresee

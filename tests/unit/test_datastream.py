@@ -13,6 +13,7 @@ import pytest
 
 from cdc_warehouse.bench.datastream_avro import avro_container, mysql_event_schema
 from python_udfs.datastream import FIELDS, avro_events, avro_file_events, flatten_event
+from python_udfs.decoding import DecodeSettings
 from python_udfs.json_values import parse_instant_ns, pos_instant
 
 STREAM = "orders-stream"
@@ -205,7 +206,7 @@ def make_event(source_type: str, meta: dict | None = None, **top) -> dict:
 
 
 def flat(event: dict, declared_keys=None) -> dict:
-    row = flatten_event(json.dumps(event), STREAM, declared_keys)
+    row = flatten_event(json.dumps(event), STREAM, DecodeSettings(declared_keys=declared_keys))
     assert set(row) == set(FIELDS)
     return row
 
@@ -240,8 +241,9 @@ def test_oracle_db_example_events():
         calls.append((system, name, table))
         return declared.get((system, name, table))
 
-    rows = [flatten_event(line, STREAM, lookup) for line in (ORACLE_DB_INSERT, ORACLE_DB_UPDATE)]
-    rows.append(flatten_event(ORACLE_DB_DELETE, STREAM, lookup))
+    settings = DecodeSettings(declared_keys=lookup)
+    rows = [flatten_event(line, STREAM, settings) for line in (ORACLE_DB_INSERT, ORACLE_DB_UPDATE)]
+    rows.append(flatten_event(ORACLE_DB_DELETE, STREAM, settings))
     assert [row["error"] for row in rows] == [None, None, None]
     assert calls == [("datastream", STREAM, "ROOT.SAMPLE")] * 3
     assert [row["op"] for row in rows] == ["insert", "update", "delete"]

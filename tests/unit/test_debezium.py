@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from python_udfs.debezium import FIELDS, flatten_record
+from python_udfs.decoding import DecodeSettings
 from python_udfs.json_values import pos_uint
 
 SERVER = "dbserver1"
@@ -131,7 +132,9 @@ def kcat(value: str | None, key: str | None = '{"id": 1}', topic: str = TOPIC, o
 
 
 def flatten(line: str, placeholders=DEFAULT, declared=None) -> dict[str, Any]:
-    row = flatten_record(line, SERVER, placeholders, declared)
+    row = flatten_record(
+        line, SERVER, DecodeSettings(declared_keys=declared, placeholders=placeholders)
+    )
     assert set(row) == set(FIELDS)
     return row
 

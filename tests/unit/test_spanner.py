@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from python_udfs.change_log import CHANGE_COLUMNS
+from python_udfs.decoding import DecodeSettings
 from python_udfs.spanner import COLUMNS, EXTRA_COLUMNS, FIELDS, flatten_line
 
 STREAM = "banking_stream"
@@ -141,7 +142,7 @@ DIALECTS = pytest.mark.parametrize("line_of", [postgresql_line, googlesql_line])
 
 
 def flatten(line: str, declared=None) -> list[dict[str, Any]]:
-    rows = flatten_line(line, STREAM, declared)
+    rows = flatten_line(line, STREAM, DecodeSettings(declared_keys=declared))
     assert rows
     for row in rows:
         assert tuple(row) == FIELDS
