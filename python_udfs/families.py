@@ -1,7 +1,9 @@
 """The source families, each named once (docs/decisions/013): its landing directory and file
 kinds, its decoding stages and their UDFs, its dbt models, where its sort position is built,
 and the capabilities it has. Landing (cdc_warehouse/landing.py), the UDF registration
-(python_udfs/registry.py), the benchmark and the tests read this list.
+(python_udfs/registry.py), the benchmark and the tests read this list; the SQL reads it through
+the macro `source_families` (macros/change_log/source_families.sql), which
+tests/unit/test_families.py holds equal to it.
 
 This module lives in `python_udfs` because Spark's Python workers import the record readers it
 names (pickled by reference) from the package the session ships.
