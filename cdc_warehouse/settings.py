@@ -74,6 +74,12 @@ class JarsMissing(RuntimeError):
     """The install step has not fetched the jars this version needs; the message says which."""
 
 
+class RebuildNeeded(RuntimeError):
+    """The warehouse was built with another encoding of a part than this code writes
+    (cdc_warehouse/build_versions.py); nothing was built. The message says which and what to
+    run."""
+
+
 @dataclass(frozen=True)
 class Metastore:
     """A shared Hive metastore: a database reached over JDBC by the driver (`jdbc:` URL), or

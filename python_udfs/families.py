@@ -1,8 +1,8 @@
 """The source families, each named once (docs/decisions/013): its landing directory and file
 kinds, its decoding stages and their UDFs, its dbt models, where its sort position is built,
-and the capabilities it has. Landing (cdc_warehouse/landing.py), the UDF registration
-(python_udfs/registry.py), the benchmark and the tests read this list; the SQL reads it through
-the macro `source_families` (macros/change_log/source_families.sql), which
+the version of that encoding, and the capabilities it has. Landing (cdc_warehouse/landing.py),
+the UDF registration (python_udfs/registry.py), the benchmark and the tests read this list; the
+SQL reads it through the macro `source_families` (macros/change_log/source_families.sql), which
 tests/unit/test_families.py holds equal to it.
 
 This module lives in `python_udfs` because Spark's Python workers import the record readers it
@@ -89,6 +89,11 @@ class Family:
     models: Models
     # Where `sort_pos`, the source's own order as sortable text, is built (docs/sources/).
     sort_position: str
+    # The version of that encoding. Raise it when the family's decoding would give a change
+    # another `sort_pos` (or `txn_id`, `event_id`) than the one already stored: the warehouse
+    # records the versions it was built with, and `cdcw run` refuses to mix encodings until a
+    # full refresh (cdc_warehouse/build_versions.py).
+    sort_key_version: int
     # The model whose rows with op 'truncate' are the family's truncates (they name a table,
     # not a key; int_cdc__truncates); None: it has none.
     truncates: str | None = None
@@ -121,6 +126,7 @@ FAMILIES: tuple[Family, ...] = (
             changes_keyed=False,
         ),
         sort_position="python_udfs/spanner.py, `_data_change_rows`",
+        sort_key_version=1,
         column_types="own",
         pending=(
             "transactions not all of whose records have landed, and changes above the "
@@ -144,6 +150,7 @@ FAMILIES: tuple[Family, ...] = (
             changes="int_datastream__changes",
         ),
         sort_position="python_udfs/datastream.py, `_POSITIONS` (one function per source)",
+        sort_key_version=1,
         column_types="changes",
     ),
     Family(
@@ -164,6 +171,7 @@ FAMILIES: tuple[Family, ...] = (
             changes="int_debezium__changes",
         ),
         sort_position="python_udfs/debezium.py, `_flatten`",
+        sort_key_version=1,
         truncates="int_debezium__events",
         column_types="changes",
     ),
@@ -195,6 +203,7 @@ FAMILIES: tuple[Family, ...] = (
             changes_keyed=False,
         ),
         sort_position="models/intermediate/pgoutput/int_pgoutput__changes.sql, `sort_pos`",
+        sort_key_version=1,
         truncates="int_pgoutput__changes",
         column_types="own",
         pending="transactions streamed or prepared but not yet committed or rolled back",
