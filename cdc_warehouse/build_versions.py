@@ -24,8 +24,9 @@ from python_udfs.families import FAMILIES
 # The part of the record that is the stored tables' layout; the others are family names.
 LAYOUT = "layout"
 # The stored tables' columns. Raised when a stored table loses a column or a column's meaning
-# changes, so that an incremental build cannot go on from what the tables hold.
-LAYOUT_VERSION = 1
+# changes, so that an incremental build cannot go on from what the tables hold: 2, the change
+# log without is_full_image.
+LAYOUT_VERSION = 2
 # A warehouse built before the record existed has this layout, and no other part recorded.
 UNRECORDED_LAYOUT = {LAYOUT: 1}
 # The command that rebuilds every model from the landed lines.

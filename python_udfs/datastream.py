@@ -226,7 +226,6 @@ def _flatten(line: Any, source_name: str, declared_keys: KeyLookup | None) -> di
         "key_json": canonical_json(key),
         "op": op,
         "row_image": {column: canonical_json(value) for column, value in payload.items()},
-        "is_full_image": True,
         "is_backfill": is_backfill,
         "order_ts": ts_ns // 1000,
         "sort_pos": sort_pos,

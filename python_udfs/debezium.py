@@ -186,7 +186,6 @@ def _flatten(
     position = {
         "source_table": source_table,
         "op": op,
-        "is_full_image": True,
         "is_backfill": False,
         "sort_pos": pos_uint(lsn, 20),
         "committed_at": _committed_micros(source),

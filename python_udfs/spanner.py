@@ -69,10 +69,11 @@ _RECORD_KINDS = {
 # GoogleSQL's one column; a PostgreSQL export may keep its JSON column under the same name.
 _CHANGE_RECORD = "ChangeRecord"
 _OPS = {"INSERT": "insert", "UPDATE": "update", "DELETE": "delete"}
-# Updates under these capture types carry every tracked column, under the others only the
-# changed ones (the SQL completes the rest).
-_FULL_ROW_CAPTURES = frozenset({"NEW_ROW", "NEW_ROW_AND_OLD_VALUES"})
-_CAPTURE_TYPES = _FULL_ROW_CAPTURES | {"OLD_AND_NEW_VALUES", "NEW_VALUES"}
+# Updates under NEW_ROW and NEW_ROW_AND_OLD_VALUES carry every tracked column, under the others
+# only the changed ones (cdc_history completes the rest).
+_CAPTURE_TYPES = frozenset(
+    {"NEW_ROW", "NEW_ROW_AND_OLD_VALUES", "OLD_AND_NEW_VALUES", "NEW_VALUES"}
+)
 
 _DIGITS = re.compile(r"[0-9]+")
 _INT64 = re.compile(r"-?[0-9]+")
@@ -358,7 +359,6 @@ def _data_change_rows(
                 key_json=canonical_json(key),
                 op=op,
                 row_image={column: canonical_json(value) for column, value in image.items()},
-                is_full_image=op != "update" or capture in _FULL_ROW_CAPTURES,
                 is_backfill=False,
             )
         rows.append(row)

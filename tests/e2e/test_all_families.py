@@ -314,8 +314,8 @@ EARLIER_VERSION_TABLES = (
        using delta""",
     """create table cdc_internal.int_datastream__events (
          source_name string, file_path string, line_number bigint, source_table string,
-         key_json string, op string, row_image map<string, string>, is_full_image boolean,
-         is_backfill boolean, order_ts bigint, sort_pos string, txn_id string, event_id string,
+         key_json string, op string, row_image map<string, string>, is_backfill boolean,
+         order_ts bigint, sort_pos string, txn_id string, event_id string,
          source_type string, read_method string, landed_at timestamp, landing_run bigint,
          committed_at timestamp, error string, raw_line string)
        using delta partitioned by (landing_run)""",

@@ -263,7 +263,7 @@ def test_oracle_db_example_events():
     assert [row["order_ts"] for row in rows] == [row["committed_at"] for row in rows]
     assert [row["txn_id"] for row in rows] == [f"uuid:{row['event_id']}" for row in rows]
     assert rows[0]["event_id"] == "d7989206-380f-0e81-8056-240501101100"
-    assert all(row["is_full_image"] and not row["is_backfill"] for row in rows)
+    assert not any(row["is_backfill"] for row in rows)
     assert rows[1]["sort_pos"] < rows[2]["sort_pos"]  # same record set, next offset
 
 
@@ -311,7 +311,6 @@ def test_every_source_type(source_type, table, key_json):
     assert row["key_json"] == key_json
     assert row["op"] == "insert"
     assert row["is_backfill"] is False
-    assert row["is_full_image"] is True
     assert row["event_id"] == f"uuid-{source_type}"
     assert row["committed_at"] == row["order_ts"] == micros("2024-02-29T12:00:00Z")
 
