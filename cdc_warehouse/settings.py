@@ -417,8 +417,8 @@ DESCRIBED_SETTINGS = (
     SettingDoc(
         "CDC_LANDING_ROOT",
         "`sample_data/landing`",
-        "where raw files land: `spanner/<stream>/**/*.jsonl`, `datastream/<stream>/**/*.jsonl` "
-        "and `*.avro`, `debezium/<server>/**/*.jsonl`, `pgoutput/<slot>/**/*.jsonl`; every "
+        "where raw files land: `<family>/<stream, server or slot>/**/*.jsonl` for each source "
+        "family (python_udfs/families.py; Datastream's `*.avro` too; docs/sources/); every "
         "`*.jsonl` may also come gzip-compressed as `*.jsonl.gz`",
     ),
     SettingDoc(
