@@ -49,6 +49,7 @@ from cdc_warehouse.settings import (
     LOCAL,
     PROJECT_DIR,
     JarsMissing,
+    RebuildNeeded,
     Settings,
     SettingsError,
     WarehouseBusy,
@@ -264,7 +265,7 @@ def execute(argv: Sequence[str], settings: Settings) -> int:
 
 def run_command(spark, command: Command, settings: Settings) -> int:
     """A command's work, once its session has started under the warehouse's locks."""
-    from cdc_warehouse import maintenance
+    from cdc_warehouse import build_versions, maintenance
     from cdc_warehouse.table_format import tag_commits
 
     if command.name == "maintain":
@@ -277,11 +278,23 @@ def run_command(spark, command: Command, settings: Settings) -> int:
             print(f"cdcw: {table} is a Delta table now", file=sys.stderr)
         build_record.forget(settings.dbt_dir)
         tag_commits(spark, landed_through(spark, settings))
-        return 0 if run_dbt(["build", "--full-refresh"], settings) else 1
+        if not run_dbt(UPGRADE_BUILD, settings):
+            return 1
+        build_versions.record_rebuild(spark, settings, UPGRADE_BUILD)
+        return 0
     if command.name == "dbt":
+        # A build or run adds to the stored tables as `cdcw run` does (build_versions).
+        dbt_command, *dbt_args = command.passed_on
+        builds = dbt_command in DBT_BUILDS
+        if builds:
+            build_versions.check(spark, settings, dbt_args)
         build_record.forget(settings.dbt_dir)
         tag_commits(spark, landed_through(spark, settings))
-        return 0 if run_dbt(command.passed_on, settings) else 1
+        if not run_dbt(command.passed_on, settings):
+            return 1
+        if builds:
+            build_versions.record_rebuild(spark, settings, dbt_args)
+        return 0
     if command.name == "status":
         print(run_log.status(spark, settings))
         return 0
@@ -291,6 +304,12 @@ def run_command(spark, command: Command, settings: Settings) -> int:
     if command.every is not None:
         return run_every(spark, command.passed_on, command.every, settings)
     return recorded_run(spark, command.passed_on, settings)
+
+
+# `cdcw upgrade`'s rebuild of every model.
+UPGRADE_BUILD = ("build", "--full-refresh")
+# The dbt commands that write models.
+DBT_BUILDS = ("build", "run")
 
 
 def recorded_run(spark, build_args: list[str], settings: Settings) -> int:
@@ -329,6 +348,8 @@ def run_every(spark, build_args: list[str], every: int, settings: Settings) -> i
                 keep_parsed_project(settings)
                 try:
                     failed = recorded_run(spark, build_args, settings) != 0
+                except RebuildNeeded:  # no later interval can build: the process stops
+                    raise
                 except Exception as exc:  # recorded as failed; retried at the next interval
                     print(f"cdcw: {failure_sentence(exc, settings)}", file=sys.stderr)
                     failed = True
@@ -412,6 +433,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except JarsMissing as exc:
         print(f"cdcw: {exc}", file=sys.stderr)
         return 1
+    except RebuildNeeded as exc:
+        print(f"cdcw: {exc}", file=sys.stderr)
+        return REBUILD_NEEDED
     except Exception as exc:  # anything else: one sentence here, the traceback in a file
         print(f"cdcw: {failure_sentence(exc, settings)}", file=sys.stderr)
         return UNEXPECTED_FAILURE
@@ -419,6 +443,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 # Exit code of a failure no rule foresaw (a Spark or file system error, a bug).
 UNEXPECTED_FAILURE = 4
+# Exit code of a build refused because the warehouse holds another encoding (build_versions).
+REBUILD_NEEDED = 5
 
 
 def failure_sentence(exc: BaseException, settings: Settings) -> str:

@@ -40,28 +40,8 @@ from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
 from cdc_warehouse.table_format import tag_commits
-from python_udfs.datastream import avro_file_events
-from python_udfs.registry import RECORD_LINE, RecordReader, record_lines_mapper
-
-
-@dataclass(frozen=True)
-class Family:
-    """A source family's landing directory and the file kinds it accepts: text files are split
-    into lines by Spark; record files are decoded in Python by `record_readers` (pickled by
-    reference, so they live in the shipped `python_udfs` package)."""
-
-    name: str
-    text_suffixes: tuple[str, ...]
-    record_readers: dict[str, RecordReader]
-
-    @property
-    def staging_model(self) -> str:
-        """The dbt model every other model of the family reads its lines through."""
-        return f"stg_{self.name}__lines"
-
-    @property
-    def suffixes(self) -> tuple[str, ...]:
-        return self.text_suffixes + tuple(self.record_readers)
+from python_udfs.families import FAMILIES, GROWING, GZIP, JSONL, Family, RecordReader
+from python_udfs.registry import RECORD_LINE, record_lines_mapper
 
 
 @dataclass(frozen=True)
@@ -82,20 +62,6 @@ class RawTables:
 
     def lines(self, family: Family) -> str:
         return f"{self.schema}.{family.name}_lines"
-
-
-# Spark reads a gzip file's lines as those of the file it holds (by its .gz name); such a file
-# cannot be split, so it keeps a partition of its own and its line numbers stay exact. Only a
-# plain JSONL file can grow by appended lines; gzip and Avro files are written whole.
-GROWING = ".jsonl"
-GZIP = ".jsonl.gz"
-JSONL = (GROWING, GZIP)
-FAMILIES: tuple[Family, ...] = (
-    Family("spanner", JSONL, {}),
-    Family("datastream", JSONL, {".avro": avro_file_events}),
-    Family("debezium", JSONL, {}),
-    Family("pgoutput", JSONL, {}),
-)
 
 
 @dataclass(frozen=True)

@@ -74,6 +74,12 @@ class JarsMissing(RuntimeError):
     """The install step has not fetched the jars this version needs; the message says which."""
 
 
+class RebuildNeeded(RuntimeError):
+    """The warehouse was built with another encoding of a part than this code writes
+    (cdc_warehouse/build_versions.py); nothing was built. The message says which and what to
+    run."""
+
+
 @dataclass(frozen=True)
 class Metastore:
     """A shared Hive metastore: a database reached over JDBC by the driver (`jdbc:` URL), or
@@ -411,8 +417,8 @@ DESCRIBED_SETTINGS = (
     SettingDoc(
         "CDC_LANDING_ROOT",
         "`sample_data/landing`",
-        "where raw files land: `spanner/<stream>/**/*.jsonl`, `datastream/<stream>/**/*.jsonl` "
-        "and `*.avro`, `debezium/<server>/**/*.jsonl`, `pgoutput/<slot>/**/*.jsonl`; every "
+        "where raw files land: `<family>/<stream, server or slot>/**/*.jsonl` for each source "
+        "family (python_udfs/families.py; Datastream's `*.avro` too; docs/sources/); every "
         "`*.jsonl` may also come gzip-compressed as `*.jsonl.gz`",
     ),
     SettingDoc(

@@ -285,8 +285,10 @@ def build(
         set_test_scope(spark, None)
 
 
-# dbt arguments with which the caller chose the nodes itself (or asked for all of them).
-NODE_CHOICES = ("--select", "-s", "--models", "-m", "--exclude", "--selector", "--full-refresh")
+# dbt arguments that choose the nodes a build makes.
+NODE_SELECTIONS = ("--select", "-s", "--models", "-m", "--exclude", "--selector")
+# ... with which the caller chose the nodes itself (or asked for all of them).
+NODE_CHOICES = (*NODE_SELECTIONS, "--full-refresh")
 
 
 def family_selection(
@@ -301,7 +303,8 @@ def family_selection(
     family's models hold their own watermark, so one with nothing new has nothing to do. Every
     node is built when there is no such build, anything else changed since (its fingerprint),
     or the caller chose the nodes."""
-    from cdc_warehouse.landing import FAMILIES, RawTables, families_landed_after
+    from cdc_warehouse.landing import RawTables, families_landed_after
+    from python_udfs.families import FAMILIES
 
     if (
         last is None
@@ -312,7 +315,7 @@ def family_selection(
     families = families_landed_after(spark, RawTables(settings.raw_schema), last.landing_run)
     if not families or len(families) == len(FAMILIES):
         return []
-    return ["--select", " ".join(f"{family.staging_model}+" for family in families)]
+    return ["--select", " ".join(f"{family.models.staging}+" for family in families)]
 
 
 def build_fingerprint(build_args: Sequence[str], settings: Settings) -> str:
@@ -326,7 +329,10 @@ def build_fingerprint(build_args: Sequence[str], settings: Settings) -> str:
 def build_new_landings(
     spark, report: LandingReport, build_args: Sequence[str], settings: Settings
 ) -> bool:
-    """The scheduled job's build, skipped when the last one saw everything there is."""
+    """The scheduled job's build, skipped when the last one saw everything there is; refused
+    (RebuildNeeded) when the warehouse was built with another encoding (build_versions)."""
+    from cdc_warehouse import build_versions
+
     digest = build_fingerprint(build_args, settings)
     last = build_record.read(settings.dbt_dir)
     if last is not None and build_record.up_to_date(
@@ -339,11 +345,13 @@ def build_new_landings(
             file=sys.stderr,
         )
         return True
+    build_versions.check(spark, settings, build_args)
     if not build_record.outlives_build(last, digest, build_args, settings.always_build):
         build_record.forget(settings.dbt_dir)
     chosen = [*build_args, *family_selection(spark, settings, last, digest, build_args)]
     if not build(spark, chosen, settings, tested_through(spark, settings, last)):
         return False
+    build_versions.record_rebuild(spark, settings, build_args)
     build_record.write(settings.dbt_dir, report.newest_run, digest)
     keyless = tables_without_a_real_key(spark, settings, last.landing_run if last else 0)
     if keyless:

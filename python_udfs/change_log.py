@@ -9,7 +9,6 @@ CHANGE_COLUMNS: tuple[tuple[str, str], ...] = (
     ("key_json", "string"),
     ("op", "string"),
     ("row_image", "map<string,string>"),
-    ("is_full_image", "boolean"),
     ("is_backfill", "boolean"),
     ("order_ts", "bigint"),
     ("sort_pos", "string"),

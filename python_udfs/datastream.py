@@ -18,6 +18,7 @@ from typing import IO, Any
 import fastavro
 
 from python_udfs.change_log import FIELDS as CHANGE_FIELDS
+from python_udfs.decoding import NO_SETTINGS, DecodeSettings
 from python_udfs.json_values import (
     canonical_json,
     line_object,
@@ -105,11 +106,10 @@ class _BadEvent(Exception):
 
 
 def flatten_event(
-    line: str,
-    source_name: str,
-    declared_keys: KeyLookup | None = None,
+    line: str, source_name: str, settings: DecodeSettings = NO_SETTINGS
 ) -> dict[str, Any]:
-    """Turn one Datastream JSON event into one change-log row, or into {'error': reason}.
+    """Turn one Datastream JSON event into one change-log row, or into {'error': reason}
+    (python_udfs/decoding.py's `Decoder`).
 
     Never raises: bad input must reach the quarantine with a reason instead of stopping a run.
     The key is, in order of precedence: the key declared in the table settings
@@ -121,7 +121,7 @@ def flatten_event(
     so that a run can list the tables without a real key.
     """
     try:
-        return _flatten(line, source_name, declared_keys)
+        return _flatten(line, source_name, settings.declared_keys)
     except _BadEvent as exc:
         return _error(str(exc))
     except Exception as exc:  # a UDF must not fail the run on input it did not foresee
@@ -226,7 +226,6 @@ def _flatten(line: Any, source_name: str, declared_keys: KeyLookup | None) -> di
         "key_json": canonical_json(key),
         "op": op,
         "row_image": {column: canonical_json(value) for column, value in payload.items()},
-        "is_full_image": True,
         "is_backfill": is_backfill,
         "order_ts": ts_ns // 1000,
         "sort_pos": sort_pos,

@@ -16,12 +16,13 @@ import datetime as dt
 import functools
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
 from python_udfs.change_log import CHANGE_COLUMNS
+from python_udfs.decoding import NO_SETTINGS, DecodeSettings
 from python_udfs.json_values import (
     NON_FINITE_FLOAT_TEXTS,
     JsonDocument,
@@ -80,12 +81,10 @@ class _Placeholders:
 
 
 def flatten_record(
-    line: str,
-    source_name: str,
-    placeholders: Sequence[str],
-    declared_keys: KeyLookup | None = None,
+    line: str, source_name: str, settings: DecodeSettings = NO_SETTINGS
 ) -> dict[str, Any]:
-    """Turn one `kcat -J` line into one change-log row, or into {'error': reason}.
+    """Turn one `kcat -J` line into one change-log row, or into {'error': reason}
+    (python_udfs/decoding.py's `Decoder`).
 
     Never raises: bad input must reach the quarantine with a reason instead of stopping a run.
     Tombstones, transaction metadata, heartbeats and logical decoding messages are not changes:
@@ -95,16 +94,17 @@ def flatten_record(
     (dates, times, timestamps, decimals, JSON, bytes, arrays). Without it, nothing tells a date
     from an integer or a JSON column from text, so values are taken as the JSON holds them.
 
-    `placeholders` are the connector's `unavailable.value.placeholder` settings as written in
-    its configuration (a 'hex:' prefix means hexadecimal octets, as the connector reads it).
-    A column holding one is unknown (None in `row_image`) unless the before image of a REPLICA
-    IDENTITY FULL table holds its value.
+    `settings.placeholders` are the connector's `unavailable.value.placeholder` settings as
+    written in its configuration (a 'hex:' prefix means hexadecimal octets, as the connector
+    reads it). A column holding one is unknown (None in `row_image`) unless the before image of
+    a REPLICA IDENTITY FULL table holds its value.
     """
     try:
+        placeholders = settings.placeholders
         marks = _placeholders(
             (placeholders,) if isinstance(placeholders, str) else tuple(placeholders)
         )
-        return _flatten(line, source_name, marks, declared_keys)
+        return _flatten(line, source_name, marks, settings.declared_keys)
     except _BadRecord as exc:
         return _row(error=str(exc))
     except Exception as exc:  # a UDF must not fail the run on input it did not foresee
@@ -186,7 +186,6 @@ def _flatten(
     position = {
         "source_table": source_table,
         "op": op,
-        "is_full_image": True,
         "is_backfill": False,
         "sort_pos": pos_uint(lsn, 20),
         "committed_at": _committed_micros(source),

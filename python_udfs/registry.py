@@ -4,7 +4,9 @@ per-line work stays in plain, unit-tested Python."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import replace
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -14,20 +16,9 @@ from pyspark.sql.functions import arrow_udf
 from pyspark.sql.pandas.types import to_arrow_schema, to_arrow_type
 from pyspark.sql.types import DataType, LongType, StringType, StructField, StructType
 
-from python_udfs import datastream, debezium, pgoutput, spanner
-from python_udfs.change_log import CHANGE_COLUMNS, spark_schema
+from python_udfs.decoding import DecodeSettings
+from python_udfs.families import FAMILIES, DecodeStage, RecordReader
 from python_udfs.table_settings import declared_key_lookup, parse_table_settings
-
-DEBEZIUM_CHANGE = spark_schema(debezium.COLUMNS)
-DATASTREAM_CHANGE = spark_schema(CHANGE_COLUMNS + datastream.EXTRA_COLUMNS)
-SPANNER_ROWS = f"array<struct<{spark_schema(spanner.COLUMNS)}>>"
-PGOUTPUT_MESSAGE = (
-    "error string, kind string, lsn bigint, txn_xid bigint, sub_xid bigint, "
-    "first_segment boolean, commit_lsn bigint, commit_ts bigint, gid string, "
-    "relation_oid bigint, relation_json string, column_types string, old_kind string, "
-    "old_tuple_json string, new_tuple_json string, truncate_oids array<bigint>"
-)
-PGOUTPUT_CHANGES = f"array<struct<{spark_schema(pgoutput.CHANGE_ROW_COLUMNS)}>>"
 
 
 def guarded(parse: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
@@ -66,19 +57,39 @@ def _column(results: Iterable[Any], arrow_type: pa.DataType) -> pa.Array:
     return pa.array(results, type=arrow_type)
 
 
-def per_row_udf(schema: str, parse: Callable[..., Any], *fixed_args: Any) -> Callable[..., Any]:
-    """An Arrow UDF that calls `parse` on each row's values, then `fixed_args` (settings that
-    are the same for every row, such as the declared keys), and returns its results as one
-    column of Spark type `schema`."""
-    result_type = _arrow_type(schema)
+def decoding_udf(stage: DecodeStage, settings: DecodeSettings) -> Callable[..., Any]:
+    """An Arrow UDF that calls the stage's decoder once per row, guarded: on the row's unit
+    (its first columns), its source name (the next column) and `settings`, with the fields the
+    SQL passes after those (`stage.sql_settings`, literals: read from each batch's first row).
+    Its result is one column of the stage's schema."""
+    result_type = _arrow_type(stage.schema)
+    decode = guarded_list(stage.decode) if stage.many else guarded(stage.decode)
+    width, given = len(stage.unit), stage.sql_settings
 
     # The eval type comes from the type hints; pyspark's stubs know only the forms that name it.
-    @arrow_udf(schema)  # type: ignore[call-overload]
+    @arrow_udf(stage.schema)  # type: ignore[call-overload]
     def apply(*columns: pa.Array) -> pa.Array:
-        rows = zip(*(column.to_pylist() for column in columns), strict=True)
-        return _column((parse(*row, *fixed_args) for row in rows), result_type)
+        values = [column.to_pylist() for column in columns[:width]]
+        units = values[0] if width == 1 else zip(*values, strict=True)
+        sources = columns[width].to_pylist()
+        batch = _with_sql_settings(settings, given, columns[width + 1 :])
+        return _column(map(decode, units, sources, repeat(batch)), result_type)
 
     return apply
+
+
+def _with_sql_settings(
+    settings: DecodeSettings, names: tuple[str, ...], columns: Sequence[pa.Array]
+) -> DecodeSettings:
+    """`settings` with the fields the SQL passes, from the batch's first row: once a batch,
+    not once a row."""
+    if not names or not len(columns[0]):
+        return settings
+    given: dict[str, Any] = {}
+    for name, column in zip(names, columns, strict=True):
+        value = column[0].as_py()
+        given[name] = tuple(value) if isinstance(value, list) else value
+    return replace(settings, **given)
 
 
 # A landed line of a record file, before landing adds its run and time.
@@ -92,7 +103,6 @@ RECORD_LINE = StructType(
     ]
 )
 RECORD_LINE_ARROW = to_arrow_schema(RECORD_LINE)
-RecordReader = Callable[[str], Iterator[tuple[int, str | None, str | None]]]
 
 
 def record_line_batches(
@@ -146,16 +156,10 @@ def record_lines_mapper(
 
 
 def register_all(spark: SparkSession, tables_file: Path) -> None:
+    """Every decoding stage of every family (python_udfs/families.py) as its UDF, with the keys
+    the table settings file declares."""
     entries = parse_table_settings(tables_file.read_text()) if tables_file.exists() else []
-    keys = (declared_key_lookup(entries),)
-    # One pgoutput message may make two changes (a primary key change), and one Spanner record
-    # many rows (one per mod or child partition): those UDFs return a list per input row.
-    udfs = {
-        "datastream_flatten": (DATASTREAM_CHANGE, guarded(datastream.flatten_event), keys),
-        "debezium_flatten": (DEBEZIUM_CHANGE, guarded(debezium.flatten_record), keys),
-        "pgoutput_message": (PGOUTPUT_MESSAGE, guarded(pgoutput.message_row), ()),
-        "pgoutput_changes": (PGOUTPUT_CHANGES, guarded_list(pgoutput.change_rows), keys),
-        "spanner_flatten": (SPANNER_ROWS, guarded_list(spanner.flatten_line), keys),
-    }
-    for name, (schema, parse, fixed_args) in udfs.items():
-        spark.udf.register(name, per_row_udf(schema, parse, *fixed_args))
+    settings = DecodeSettings(declared_keys=declared_key_lookup(entries))
+    for family in FAMILIES:
+        for stage in family.stages:
+            spark.udf.register(stage.udf, decoding_udf(stage, settings))

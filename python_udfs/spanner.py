@@ -24,6 +24,7 @@ from decimal import Decimal
 from typing import Any
 
 from python_udfs.change_log import CHANGE_COLUMNS
+from python_udfs.decoding import NO_SETTINGS, DecodeSettings
 from python_udfs.json_values import (
     NON_FINITE_FLOAT_TEXTS,
     JsonDocument,
@@ -68,10 +69,11 @@ _RECORD_KINDS = {
 # GoogleSQL's one column; a PostgreSQL export may keep its JSON column under the same name.
 _CHANGE_RECORD = "ChangeRecord"
 _OPS = {"INSERT": "insert", "UPDATE": "update", "DELETE": "delete"}
-# Updates under these capture types carry every tracked column, under the others only the
-# changed ones (the SQL completes the rest).
-_FULL_ROW_CAPTURES = frozenset({"NEW_ROW", "NEW_ROW_AND_OLD_VALUES"})
-_CAPTURE_TYPES = _FULL_ROW_CAPTURES | {"OLD_AND_NEW_VALUES", "NEW_VALUES"}
+# Updates under NEW_ROW and NEW_ROW_AND_OLD_VALUES carry every tracked column, under the others
+# only the changed ones (cdc_history completes the rest).
+_CAPTURE_TYPES = frozenset(
+    {"NEW_ROW", "NEW_ROW_AND_OLD_VALUES", "OLD_AND_NEW_VALUES", "NEW_VALUES"}
+)
 
 _DIGITS = re.compile(r"[0-9]+")
 _INT64 = re.compile(r"-?[0-9]+")
@@ -87,9 +89,10 @@ class _BadLine(Exception):
 
 
 def flatten_line(
-    line: str, source_name: str, declared_keys: KeyLookup | None = None
+    line: str, source_name: str, settings: DecodeSettings = NO_SETTINGS
 ) -> list[dict[str, Any]]:
-    """Turn one landed change stream row into change-log rows, each with every field of COLUMNS.
+    """Turn one landed change stream row into change-log rows, each with every field of COLUMNS
+    (python_udfs/decoding.py's `Decoder`).
 
     A data change record gives one row per mod (one row without op if it has no mods, so its
     transaction can still be counted complete), a heartbeat one row, a child partitions record
@@ -112,7 +115,7 @@ def flatten_line(
             return [_row(record_kind=kind, partition_token=token, record_ts=ns // 1000)]
         if kind == "child_partitions":
             return _child_rows(record, token)
-        return _data_change_rows(record, token, source_name, declared_keys)
+        return _data_change_rows(record, token, source_name, settings.declared_keys)
     except _BadLine as exc:
         return [_row(error=str(exc), partition_token=token)]
     except Exception as exc:  # a UDF must not fail the run on input it did not foresee
@@ -356,7 +359,6 @@ def _data_change_rows(
                 key_json=canonical_json(key),
                 op=op,
                 row_image={column: canonical_json(value) for column, value in image.items()},
-                is_full_image=op != "update" or capture in _FULL_ROW_CAPTURES,
                 is_backfill=False,
             )
         rows.append(row)

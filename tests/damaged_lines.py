@@ -7,9 +7,10 @@ from __future__ import annotations
 import random
 
 from cdc_warehouse.settings import PROJECT_DIR
+from python_udfs.families import FAMILIES as SOURCE_FAMILIES
 
 SAMPLE = PROJECT_DIR / "sample_data" / "landing"
-FAMILIES = ("datastream", "debezium", "pgoutput", "spanner")
+FAMILIES = tuple(sorted(family.name for family in SOURCE_FAMILIES))
 
 
 def every_sample_line(family: str) -> list[str]:

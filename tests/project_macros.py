@@ -3,14 +3,17 @@ tests tie such macros to the Python that shares their rule."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import jinja2
 
 from cdc_warehouse.settings import PROJECT_DIR
 
 
-def render_macro(macro_file: str, call: str) -> str:
+def render_macro(macro_file: str, call: str, **context: Any) -> str:
     """The text `call` (e.g. `position_uint('x', 20)`) renders to, with the macros of
-    macros/`macro_file` defined (and dbt's `do` statement)."""
+    macros/`macro_file` defined (and dbt's `do` statement), and `context` (e.g. a stand-in for
+    dbt's `exceptions`)."""
     macros = (PROJECT_DIR / "macros" / macro_file).read_text()
     environment = jinja2.Environment(extensions=["jinja2.ext.do"])
-    return environment.from_string(macros + "{{ " + call + " }}").render().strip()
+    return environment.from_string(macros + "{{ " + call + " }}").render(**context).strip()

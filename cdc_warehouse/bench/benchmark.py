@@ -51,6 +51,7 @@ from cdc_warehouse.cli import duration_seconds
 from cdc_warehouse.files import replace_text
 from cdc_warehouse.run_log import DBT_STAGES, MARKER, runs_table, stage_of
 from cdc_warehouse.settings import PROJECT_DIR, load_settings
+from python_udfs.families import FAMILIES
 from python_udfs.json_values import canonical_json
 
 # The phases that land on a copy of the full build: the two top-ups, then the small file.
@@ -62,6 +63,8 @@ WARM_CHECK = "warm-check"
 DEFAULT_PHASES = ("floor", "full", *INCREMENTAL_PHASES)
 PHASES = (*DEFAULT_PHASES, warm.WARM)
 STAGES = ("land", "staging", "change_log", "history", "current", "tests", "other", "dbt_overhead")
+# What landing lands, in its order (python_udfs/families.py).
+LANDED_FAMILIES = tuple(family.name for family in FAMILIES)
 TARGETS = {
     "full_vs_floor": 2.5,
     "driver_peak_rss_gb": 4.0,
@@ -77,12 +80,6 @@ TARGETS = {
 # --------------------------------------------------------------------------------------------
 # Child side: one phase in a fresh process
 # --------------------------------------------------------------------------------------------
-
-
-def _landed_families() -> tuple[str, ...]:
-    from cdc_warehouse.landing import FAMILIES
-
-    return tuple(family.name for family in FAMILIES)
 
 
 def dbt_timings(run_results: Path) -> dict[str, Any]:
@@ -256,7 +253,7 @@ def run_phase(phase: str, work: Path, result_path: Path, discard_landed: bool = 
     from cdc_warehouse.steps import build_new_landings, start_spark, warehouse_lock
 
     manifest = workload.load_manifest(work / "workload")
-    families = _landed_families()
+    families = LANDED_FAMILIES
     settings = load_settings()
     raw_tables = RawTables(settings.raw_schema)
     result: dict[str, Any] = {"phase": phase}
@@ -528,7 +525,7 @@ def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
     t0 = time.perf_counter()
     manifest = _workload(spec, work / "workload", args.regenerate)
     generate_seconds = time.perf_counter() - t0
-    landed = [f for f in families if f in _landed_families()]
+    landed = [f for f in families if f in LANDED_FAMILIES]
     results: dict[str, Any] = {}
     phases = [p for p in PHASES if p in args.phases.split(",")]
     reuse = args.reuse_full and _reusable_full_build(work)

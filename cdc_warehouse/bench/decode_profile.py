@@ -5,8 +5,9 @@ decoding models' Python costs before any UDF or Arrow overhead (docs/benchmarks/
 
 prints, per family, the lines of the base waves, the seconds and microseconds per line, and how
 many decoded to an error. Under `py-spy record -- python -m cdc_warehouse.bench.decode_profile
-...` it shows which functions the time goes to. pgoutput is timed through its first stage
-(`message_row`), as `int_pgoutput__messages` calls it."""
+...` it shows which functions the time goes to. Each family is timed through its first decoding
+stage (python_udfs/families.py), as its decoding model calls it: pgoutput's `message_row`, as
+`int_pgoutput__messages` calls it."""
 
 from __future__ import annotations
 
@@ -15,14 +16,16 @@ import binascii
 import json
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from python_udfs import datastream, debezium, pgoutput, spanner
+from python_udfs import datastream
+from python_udfs.decoding import DecodeSettings
+from python_udfs.families import BY_NAME, FAMILIES, DecodeStage
 
-FAMILIES = ("datastream", "debezium", "spanner", "pgoutput")
-PLACEHOLDERS = ("__debezium_unavailable_value",)
+# The settings the decoding models give: no declared key, Debezium's default placeholder.
+SETTINGS = DecodeSettings(placeholders=("__debezium_unavailable_value",))
 _STREAM_START, _STREAM_STOP = ord("S"), ord("E")
 
 
@@ -56,55 +59,45 @@ def _stream_tag(line: str) -> int | None:
         return None
 
 
-def _pgoutput_arguments(lines: list[tuple[str, str, str]]) -> list[tuple[str, bool]]:
-    """(line, in_stream) as int_pgoutput__messages computes in_stream: after a Stream Start
-    and before the next Stream Stop among the earlier lines of the source's landing run (each
-    base wave lands as its own run)."""
-    arguments, in_stream, run = [], False, None
+def _slot_line_units(lines: list[tuple[str, str, str]]) -> list[tuple[tuple[str, bool], str]]:
+    """((line, in_stream), source name) as int_pgoutput__messages computes in_stream: after a
+    Stream Start and before the next Stream Stop among the earlier lines of the source's
+    landing run (each base wave lands as its own run)."""
+    units, in_stream, run = [], False, None
     for wave, source, line in lines:
         if (wave, source) != run:
             run, in_stream = (wave, source), False
-        arguments.append((line, in_stream))
+        units.append(((line, in_stream), source))
         tag = _stream_tag(line)
         if tag in (_STREAM_START, _STREAM_STOP):
             in_stream = tag == _STREAM_START
-    return arguments
+    return units
 
 
-def _decoder(family: str) -> Callable[..., bool]:
-    """A function of a line's UDF arguments that decodes as the family's UDF does and says
-    whether the line decoded to an error."""
-    if family == "datastream":
-        return lambda line, source: datastream.flatten_event(line, source)["error"] is not None
-    if family == "debezium":
-        return lambda line, source: (
-            debezium.flatten_record(line, source, PLACEHOLDERS)["error"] is not None
-        )
-    if family == "spanner":
-        return lambda line, source: any(
-            row["error"] is not None for row in spanner.flatten_line(line, source)
-        )
-    return lambda line, in_stream: pgoutput.message_row(line, in_stream)["error"] is not None
+def _units(stage: DecodeStage, lines: list[tuple[str, str, str]]) -> Sequence[tuple[Any, str]]:
+    """(unit, source name) of each line, as the stage's UDF is given them."""
+    if stage.unit == ("line", "in_stream"):
+        return _slot_line_units(lines)
+    return [(line, source) for _, source, line in lines]
+
+
+def _has_error(rows: Any) -> bool:
+    return any(row.get("error") is not None for row in (rows if isinstance(rows, list) else [rows]))
 
 
 def profile(workload_dir: Path, family: str) -> dict[str, float | int | str]:
-    """The family's lines read and their UDF arguments made first, then decoded in one timed
-    loop."""
-    lines = list(family_lines(workload_dir, family))
-    arguments: Sequence[tuple[str, Any]]
-    if family == "pgoutput":
-        arguments = _pgoutput_arguments(lines)
-    else:
-        arguments = [(line, source) for _, source, line in lines]
-    decode = _decoder(family)
+    """The family's lines read and their units made first, then decoded in one timed loop."""
+    stage = BY_NAME[family].stages[0]
+    calls = _units(stage, list(family_lines(workload_dir, family)))
+    decode = stage.decode
     started = time.perf_counter()
-    errors = sum(decode(*call) for call in arguments)
+    errors = sum(_has_error(decode(unit, source, SETTINGS)) for unit, source in calls)
     seconds = time.perf_counter() - started
     return {
         "family": family,
-        "lines": len(arguments),
+        "lines": len(calls),
         "seconds": round(seconds, 3),
-        "us_per_line": round(seconds / len(arguments) * 1e6, 1) if arguments else 0.0,
+        "us_per_line": round(seconds / len(calls) * 1e6, 1) if calls else 0.0,
         "errors": errors,
     }
 
@@ -113,10 +106,11 @@ def main(argv: Sequence[str]) -> int:
     if not argv:
         print(__doc__, file=sys.stderr)
         return 2
-    workload_dir, families = Path(argv[0]), list(argv[1:]) or list(FAMILIES)
+    workload_dir = Path(argv[0])
+    families = list(argv[1:]) or [family.name for family in FAMILIES]
     for family in families:
-        if family not in FAMILIES:
-            print(f"unknown family {family!r}; one of {', '.join(FAMILIES)}", file=sys.stderr)
+        if family not in BY_NAME:
+            print(f"unknown family {family!r}; one of {', '.join(BY_NAME)}", file=sys.stderr)
             return 2
         print(json.dumps(profile(workload_dir, family)))
     return 0

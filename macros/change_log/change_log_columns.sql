@@ -9,8 +9,8 @@
     tests/unit/test_change_log_columns.py holds the two lists equal. -#}
 {% macro change_fields() -%}
     {{- [
-        'source_table', 'key_json', 'op', 'row_image', 'is_full_image', 'is_backfill',
-        'order_ts', 'sort_pos', 'committed_at', 'txn_id', 'event_id',
+        'source_table', 'key_json', 'op', 'row_image', 'is_backfill', 'order_ts', 'sort_pos',
+        'committed_at', 'txn_id', 'event_id',
     ] | join(',') -}}
 {%- endmacro %}
 

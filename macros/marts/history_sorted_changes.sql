@@ -120,7 +120,6 @@
                                 'key_json': 'table_keys.key_json',
                                 'op': "'delete'",
                                 'row_image': 'map_from_arrays(array(), array())',
-                                'is_full_image': 'true',
                                 'is_backfill': 'false',
                                 'order_ts': 'cast(null as bigint)',
                                 'file_path': 'cast(null as string)',

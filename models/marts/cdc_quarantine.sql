@@ -5,38 +5,25 @@
     )
 }}
 
+{#- Every decoding model's rejected rows, a branch per model of the registry
+    (`source_families`, python_udfs/families.py). -#}
 {%- set processed_through = max_processed(this, 'landing_run') if is_incremental() else -1 %}
+{%- set decoded = source_families('decoded').split(',') %}
 
-with datastream_rejects as (
-    {{ rejected_lines(ref('int_datastream__events'), 'datastream', processed_through) }}
-),
-
-debezium_rejects as (
-    {{ rejected_lines(ref('int_debezium__events'), 'debezium', processed_through) }}
-),
-
-pgoutput_message_rejects as (
-    {{ rejected_lines(ref('int_pgoutput__messages'), 'pgoutput', processed_through) }}
-),
-
-pgoutput_change_rejects as (
-    {{ rejected_lines(ref('int_pgoutput__changes'), 'pgoutput', processed_through) }}
-),
-
-spanner_rejects as (
-    {{ rejected_lines(ref('int_spanner__records'), 'spanner', processed_through) }}
-),
-
+with
+{%- for item in decoded %}
+    {%- set family, model = item.split(':') %}
+    {{ model }}_rejects as (
+        {{ rejected_lines(ref(model), family, processed_through) }}
+    ),
+{% endfor %}
 final as (
-    select * from datastream_rejects
-    union all
-    select * from debezium_rejects
-    union all
-    select * from pgoutput_message_rejects
-    union all
-    select * from pgoutput_change_rejects
-    union all
-    select * from spanner_rejects
+    {%- for item in decoded %}
+        select * from {{ item.split(':')[1] }}_rejects
+        {%- if not loop.last %}
+            union all
+        {%- endif %}
+    {%- endfor %}
 )
 
 select * from final

@@ -34,30 +34,27 @@ with spanner_schemas as (
     group by source_name, source_table, column_types
 ),
 
+-- A family that names its types on every decoded change (`source_families`).
 change_events as (
-    select
-        'datastream' as source_system,
-        source_name,
-        source_table,
-        column_types,
-        row_image,
-        landing_run
-    from {{ ref('int_datastream__events') }}
-    where landing_run > {{ seen_through }} and error is null and source_table is not null
-    union all
-    select
-        'debezium' as source_system,
-        source_name,
-        source_table,
-        column_types,
-        row_image,
-        landing_run
-    from {{ ref('int_debezium__events') }}
-    where
-        landing_run > {{ seen_through }}
-        and error is null
-        and source_table is not null
-        and op != 'truncate'
+    {%- for item in source_families('typed_changes').split(',') %}
+        {%- set family, model = item.split(':') %}
+        select
+            '{{ family }}' as source_system,
+            source_name,
+            source_table,
+            column_types,
+            row_image,
+            landing_run
+        from {{ ref(model) }}
+        where
+            landing_run > {{ seen_through }}
+            and error is null
+            and source_table is not null
+            and op != 'truncate'
+        {%- if not loop.last %}
+            union all
+        {%- endif %}
+    {%- endfor %}
 ),
 
 -- Events without types name their columns by their image's keys.
@@ -103,12 +100,13 @@ pgoutput_schemas as (
     group by source_name, relation_json, column_types
 ),
 
+-- The others read theirs in a CTE of their own, `<family>_schemas`.
 new_schemas as (
-    select * from spanner_schemas
-    union all
     select * from event_schemas
-    union all
-    select * from pgoutput_schemas
+    {%- for family in source_families('own_column_types').split(',') %}
+        union all
+        select * from {{ family }}_schemas
+    {%- endfor %}
 ),
 
 typed_columns as (

@@ -92,10 +92,15 @@ spanner_pending as (
     from {{ ref('cdc_spanner_streams') }}
 ),
 
+-- A family whose changes wait for later lines counts them in a CTE `<family>_pending`
+-- (`source_families`).
 pending as (
-    select * from pgoutput_pending
-    union all
-    select * from spanner_pending
+    {%- for family in source_families('pending').split(',') %}
+        select * from {{ family }}_pending
+        {%- if not loop.last %}
+            union all
+        {%- endif %}
+    {%- endfor %}
 ),
 
 final as (

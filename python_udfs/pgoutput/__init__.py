@@ -1,6 +1,8 @@
-"""PostgreSQL logical decoding (pgoutput) for the warehouse: a landed slot line as the flat row
-`int_pgoutput__messages` stores (`message_row`), and a change message as change-log rows
-(`change_rows`). The wire format is decoded in `wire`, the values in `values`."""
+"""PostgreSQL logical decoding (pgoutput) for the warehouse, in the two stages of
+python_udfs/decoding.py: a landed slot line as the flat message row `int_pgoutput__messages`
+stores (`message_row`), then, once the SQL has applied the slot-log rule, a change message of a
+committed transaction as change-log rows (`change_rows`). The wire format is decoded in `wire`,
+the values in `values`."""
 
 from __future__ import annotations
 
@@ -12,14 +14,17 @@ import re
 from typing import Any
 
 from python_udfs.change_log import CHANGE_COLUMNS
+from python_udfs.decoding import NO_SETTINGS, DecodeSettings
 from python_udfs.json_values import canonical_json, line_object, loads
 from python_udfs.pgoutput.values import typed_value
 from python_udfs.pgoutput.wire import TupleData, decode_message
 from python_udfs.source_types import column_types_json, pg_column_type
-from python_udfs.table_settings import KeyLookup
 
 __all__ = [
     "CHANGE_ROW_COLUMNS",
+    "MESSAGE_COLUMNS",
+    "ChangeMessage",
+    "SlotLine",
     "change_rows",
     "decode_message",
     "message_row",
@@ -79,10 +84,38 @@ def _tuple_json(tuple_data: TupleData | None) -> str | None:
     return _dumps([[kind, text(kind, raw)] for kind, raw in tuple_data])
 
 
-def message_row(line: str, in_stream: bool) -> dict[str, Any]:
+# The fields of a message row (`message_row`), as int_pgoutput__messages stores them.
+MESSAGE_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("error", "string"),
+    ("kind", "string"),
+    ("lsn", "bigint"),
+    ("txn_xid", "bigint"),
+    ("sub_xid", "bigint"),
+    ("first_segment", "boolean"),
+    ("commit_lsn", "bigint"),
+    ("commit_ts", "bigint"),
+    ("gid", "string"),
+    ("relation_oid", "bigint"),
+    ("relation_json", "string"),
+    ("column_types", "string"),
+    ("old_kind", "string"),
+    ("old_tuple_json", "string"),
+    ("new_tuple_json", "string"),
+    ("truncate_oids", "array<bigint>"),
+)
+# The first stage's unit: a landed slot line and whether it lies inside a Stream Start .. Stream
+# Stop block (its layout depends on it, and only its place in the slot's log tells).
+SlotLine = tuple[str, bool]
+
+
+def message_row(
+    unit: SlotLine, source_name: str, settings: DecodeSettings = NO_SETTINGS
+) -> dict[str, Any]:
     """One landed slot line ({"lsn", "xid", "data"}) as the flat row the warehouse stores:
     which transaction and subtransaction it belongs to, its kind, and its payload as text.
-    Never raises: a line that cannot be decoded comes back with `error` set."""
+    A message is the same whichever slot sent it and needs no setting. Never raises: a line
+    that cannot be decoded comes back with `error` set."""
+    line, in_stream = unit
     try:
         entry = line_object(line)
         for field in ("lsn", "xid", "data"):
@@ -180,14 +213,14 @@ def _key_json(image: dict[str, str | None], key_columns: list[str]) -> str:
     return "{" + ",".join(parts) + "}"
 
 
+# The second stage's unit: one Insert, Update, Delete or Truncate message of a committed
+# transaction, as (the Relation message in force at it, kind, old_kind, old_tuple_json,
+# new_tuple_json) of `int_pgoutput__messages`.
+ChangeMessage = tuple[str | None, str, str | None, str | None, str | None]
+
+
 def change_rows(
-    relation_json: str | None,
-    kind: str,
-    old_kind: str | None,
-    old_tuple_json: str | None,
-    new_tuple_json: str | None,
-    source_name: str,
-    declared_keys: KeyLookup | None = None,
+    unit: ChangeMessage, source_name: str, settings: DecodeSettings = NO_SETTINGS
 ) -> list[dict[str, Any]]:
     """The change-log rows of one Insert, Update, Delete or Truncate of a committed transaction.
 
@@ -195,6 +228,8 @@ def change_rows(
     old key and an update that brings the new one, at the same position, so the new key's
     unchanged TOAST columns ('u') can take the old key's values downstream. Never raises:
     errors come back as one row with `error` set."""
+    relation_json, kind, old_kind, old_tuple_json, new_tuple_json = unit
+    declared_keys = settings.declared_keys
     try:
         if relation_json is None:
             raise ValueError("no Relation message for this relation before the change")

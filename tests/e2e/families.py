@@ -15,16 +15,23 @@ import io
 from dataclasses import dataclass
 from typing import Any
 
+from python_udfs.families import FAMILIES
 from tests.conftest import BUILD_WITHOUT_TESTS, Pipeline
 
 from . import datastream_scenario, debezium_scenario, spanner_scenario
 from .marts import snapshot
 from .waves import write_wave
 
+# The scenario of each family that has one here (pgoutput's is a real PostgreSQL: tests/pg).
+SCENARIOS = {
+    "spanner": spanner_scenario,
+    "datastream": datastream_scenario,
+    "debezium": debezium_scenario,
+}
 FAMILY_WAVES = {
-    "spanner": spanner_scenario.build_scenario().waves,
-    "datastream": datastream_scenario.build_scenario().waves,
-    "debezium": debezium_scenario.build_scenario().waves,
+    family.name: SCENARIOS[family.name].build_scenario().waves
+    for family in FAMILIES
+    if family.name in SCENARIOS
 }
 RUNS = max(len(waves) for waves in FAMILY_WAVES.values())
 # Small key partitions, so that a run touches some partitions and not others.

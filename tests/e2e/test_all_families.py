@@ -314,8 +314,8 @@ EARLIER_VERSION_TABLES = (
        using delta""",
     """create table cdc_internal.int_datastream__events (
          source_name string, file_path string, line_number bigint, source_table string,
-         key_json string, op string, row_image map<string, string>, is_full_image boolean,
-         is_backfill boolean, order_ts bigint, sort_pos string, txn_id string, event_id string,
+         key_json string, op string, row_image map<string, string>, is_backfill boolean,
+         order_ts bigint, sort_pos string, txn_id string, event_id string,
          source_type string, read_method string, landed_at timestamp, landing_run bigint,
          committed_at timestamp, error string, raw_line string)
        using delta partitioned by (landing_run)""",
@@ -340,6 +340,31 @@ def test_tables_of_an_earlier_version_gain_their_new_columns(java_available, tmp
     assert "chain_depth" in spark.table("cdc_internal.int_cdc__key_successions").columns
     assert "key_basis" in spark.table("cdc_internal.int_datastream__events").columns
     assert "1 Datastream table without a real key: mysql_shop shop.audit_log" in said
+
+
+def test_a_warehouse_built_before_the_versions_were_recorded_refuses_to_build(
+    java_available, tmp_path, capsys
+):
+    """A change log without a record of the versions it was built with is of layout 1, the one
+    with is_full_image: the run lands its files, starts no dbt command, records its failure and
+    says, with exit code 5, what to run (docs/decisions/013)."""
+    pipeline = Pipeline(tmp_path)
+    spark = pipeline.spark()
+    spark.sql("create database if not exists cdc_internal")
+    spark.sql("create table cdc_internal.int_cdc__change_log (is_full_image boolean) using delta")
+    write_wave(pipeline.landing_root, FAMILY_WAVES["debezium"][0])
+    capsys.readouterr()
+    assert pipeline.cdcw("run") == 5
+    said = capsys.readouterr().err
+    assert (
+        "cdcw: the warehouse was built with the stored tables' layout version 1 (this code "
+        "writes version 2); run `cdcw run --full-refresh` to rebuild every model from the landed "
+        "lines\n"
+    ) in said
+    assert pipeline.dbt_invocations() == 0
+    (run,) = pipeline.rows("cdc_raw.cdc_runs")
+    assert run["status"] == "failed" and "layout version 1" in run["error"]
+    assert pipeline.rows("cdc_raw.debezium_lines")
 
 
 def source_columns(pipeline: Pipeline) -> dict[tuple[str, str, str, str], list[dict[str, Any]]]:

@@ -10,7 +10,13 @@ from pathlib import Path
 import pytest
 
 from cdc_warehouse import build_record, cli, steps
-from cdc_warehouse.settings import PROJECT_DIR, Settings, WarehouseBusy, load_settings
+from cdc_warehouse.settings import (
+    PROJECT_DIR,
+    RebuildNeeded,
+    Settings,
+    WarehouseBusy,
+    load_settings,
+)
 from python_udfs.datastream import KEYLESS_BASES
 
 
@@ -262,6 +268,19 @@ def test_an_unforeseen_failure_is_one_sentence_and_exit_4_with_the_traceback_in_
         f"(the traceback is in {log})\n"
     )
     assert "Traceback" in log.read_text() and "C.java:1" in log.read_text()
+
+
+def test_a_build_refused_for_another_encoding_is_its_sentence_and_exit_5(
+    tmp_path, capsys, monkeypatch
+):
+    def refused(argv, settings):
+        raise RebuildNeeded("the warehouse was built with ...; run `cdcw run --full-refresh`")
+
+    monkeypatch.setattr(cli, "execute", refused)
+    monkeypatch.setenv("CDC_WAREHOUSE_DIR", str(tmp_path / "warehouse"))
+    assert cli.main(["run"]) == cli.REBUILD_NEEDED == 5
+    said = capsys.readouterr().err
+    assert said == "cdcw: the warehouse was built with ...; run `cdcw run --full-refresh`\n"
 
 
 def test_the_keyless_warning_names_each_table_and_what_its_key_stands_on():

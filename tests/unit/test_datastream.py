@@ -13,6 +13,7 @@ import pytest
 
 from cdc_warehouse.bench.datastream_avro import avro_container, mysql_event_schema
 from python_udfs.datastream import FIELDS, avro_events, avro_file_events, flatten_event
+from python_udfs.decoding import DecodeSettings
 from python_udfs.json_values import parse_instant_ns, pos_instant
 
 STREAM = "orders-stream"
@@ -205,7 +206,7 @@ def make_event(source_type: str, meta: dict | None = None, **top) -> dict:
 
 
 def flat(event: dict, declared_keys=None) -> dict:
-    row = flatten_event(json.dumps(event), STREAM, declared_keys)
+    row = flatten_event(json.dumps(event), STREAM, DecodeSettings(declared_keys=declared_keys))
     assert set(row) == set(FIELDS)
     return row
 
@@ -240,8 +241,9 @@ def test_oracle_db_example_events():
         calls.append((system, name, table))
         return declared.get((system, name, table))
 
-    rows = [flatten_event(line, STREAM, lookup) for line in (ORACLE_DB_INSERT, ORACLE_DB_UPDATE)]
-    rows.append(flatten_event(ORACLE_DB_DELETE, STREAM, lookup))
+    settings = DecodeSettings(declared_keys=lookup)
+    rows = [flatten_event(line, STREAM, settings) for line in (ORACLE_DB_INSERT, ORACLE_DB_UPDATE)]
+    rows.append(flatten_event(ORACLE_DB_DELETE, STREAM, settings))
     assert [row["error"] for row in rows] == [None, None, None]
     assert calls == [("datastream", STREAM, "ROOT.SAMPLE")] * 3
     assert [row["op"] for row in rows] == ["insert", "update", "delete"]
@@ -261,7 +263,7 @@ def test_oracle_db_example_events():
     assert [row["order_ts"] for row in rows] == [row["committed_at"] for row in rows]
     assert [row["txn_id"] for row in rows] == [f"uuid:{row['event_id']}" for row in rows]
     assert rows[0]["event_id"] == "d7989206-380f-0e81-8056-240501101100"
-    assert all(row["is_full_image"] and not row["is_backfill"] for row in rows)
+    assert not any(row["is_backfill"] for row in rows)
     assert rows[1]["sort_pos"] < rows[2]["sort_pos"]  # same record set, next offset
 
 
@@ -309,7 +311,6 @@ def test_every_source_type(source_type, table, key_json):
     assert row["key_json"] == key_json
     assert row["op"] == "insert"
     assert row["is_backfill"] is False
-    assert row["is_full_image"] is True
     assert row["event_id"] == f"uuid-{source_type}"
     assert row["committed_at"] == row["order_ts"] == micros("2024-02-29T12:00:00Z")
 

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from python_udfs.debezium import FIELDS, flatten_record
+from python_udfs.decoding import DecodeSettings
 from python_udfs.json_values import pos_uint
 
 SERVER = "dbserver1"
@@ -131,7 +132,9 @@ def kcat(value: str | None, key: str | None = '{"id": 1}', topic: str = TOPIC, o
 
 
 def flatten(line: str, placeholders=DEFAULT, declared=None) -> dict[str, Any]:
-    row = flatten_record(line, SERVER, placeholders, declared)
+    row = flatten_record(
+        line, SERVER, DecodeSettings(declared_keys=declared, placeholders=placeholders)
+    )
     assert set(row) == set(FIELDS)
     return row
 
@@ -173,7 +176,6 @@ def test_blog_update_without_envelope():
             "email": '"annek@noanswer.org"',
             "biography": None,
         },
-        "is_full_image": True,
         "is_backfill": False,
         "order_ts": None,
         "sort_pos": "00000000000034650016",
@@ -688,7 +690,6 @@ def test_truncate():
         "key_json": None,
         "op": "truncate",
         "row_image": {},
-        "is_full_image": True,
         "is_backfill": False,
         "order_ts": None,
         "sort_pos": pos_uint(34650016, 20),

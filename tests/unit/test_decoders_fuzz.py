@@ -8,57 +8,55 @@ tests/e2e/test_bad_lines_quarantined.py."""
 from __future__ import annotations
 
 import io
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from python_udfs import datastream, debezium, pgoutput, spanner
+from python_udfs import datastream
+from python_udfs.decoding import DecodeSettings
+from python_udfs.families import BY_NAME, Family
 from tests.damaged_lines import SAMPLE, damage, sample_lines
 
-
-def pgoutput_rows(line: str, source_name: str) -> list[dict[str, Any]]:
-    """Both pgoutput decoding steps, the second fed with what the first returned."""
-    message = pgoutput.message_row(line, False)
-    if message.get("error"):
-        return [message]
-    return pgoutput.change_rows(
-        message.get("relation_json"),
-        message.get("kind") or "",
-        message.get("old_kind"),
-        message.get("old_tuple_json"),
-        message.get("new_tuple_json"),
-        source_name,
-    )
+# The settings the decoding models give: no declared key, Debezium's default placeholder.
+SETTINGS = DecodeSettings(placeholders=("__debezium_unavailable_value",))
+# What a first stage's unit holds beside the line, as the SQL may give it.
+LINE_CONTEXT = {"in_stream": False}
 
 
-DECODERS: dict[str, Callable[[str, str], Any]] = {
-    "datastream": datastream.flatten_event,
-    "debezium": lambda line, source: debezium.flatten_record(
-        line, source, ("__debezium_unavailable_value",)
-    ),
-    "pgoutput": pgoutput_rows,
-    "spanner": spanner.flatten_line,
-}
+def decoded_rows(family: Family, line: str, source_name: str) -> list[dict[str, Any]]:
+    """Every decoding stage of the family in turn (python_udfs/families.py), a later stage fed
+    with each row of the one before as its unit, without the SQL between them; a row with an
+    error goes no further."""
+    rows: list[dict[str, Any]] = [{"line": line, **LINE_CONTEXT}]
+    for stage in family.stages:
+        decoded: list[dict[str, Any]] = []
+        for row in rows:
+            if row.get("error"):
+                decoded.append(row)
+                continue
+            unit = tuple(row.get(field) for field in stage.unit)
+            decoded.extend(
+                rows_of(stage.decode(unit[0] if len(unit) == 1 else unit, source_name, SETTINGS))
+            )
+        rows = decoded
+    return rows
 
 
 def rows_of(result: Any) -> list[dict[str, Any]]:
     return result if isinstance(result, list) else [result]
 
 
-@pytest.mark.parametrize("family", sorted(DECODERS))
+@pytest.mark.parametrize("family", sorted(BY_NAME))
 def test_a_damaged_line_decodes_to_rows_or_an_error_of_its_own(family):
     lines = sample_lines(family)
     assert len(lines) >= 10, "the sample data should give the fuzzer lines to damage"
-    decode = DECODERS[family]
 
     @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(st.sampled_from(lines), st.randoms(use_true_random=False))
     def check(line: bytes, rng) -> None:
-        result = decode(damage(line, rng).decode("utf-8", "replace"), "fuzzed")
-        rows = rows_of(result)
+        rows = decoded_rows(BY_NAME[family], damage(line, rng).decode("utf-8", "replace"), "fuzzed")
         assert rows, "a line must leave a trace: rows or an error"
         for row in rows:
             assert isinstance(row, dict)

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from python_udfs import datastream, debezium, pgoutput, spanner
+from python_udfs.decoding import DecodeSettings
 from tests.damaged_lines import every_sample_line
 
 
@@ -90,7 +91,7 @@ def test_is_deleted_must_be_a_json_boolean(spelled):
     assert "is_deleted" in (result.get("error") or ""), result
 
 
-PLACEHOLDERS = ("__debezium_unavailable_value",)
+DEBEZIUM_SETTINGS = DecodeSettings(placeholders=("__debezium_unavailable_value",))
 
 
 def debezium_records() -> list[dict[str, Any]]:
@@ -98,7 +99,7 @@ def debezium_records() -> list[dict[str, Any]]:
     tombstone), its payload text parsed."""
     records = []
     for line in every_sample_line("debezium"):
-        decoded = debezium.flatten_record(line, "sample", PLACEHOLDERS)
+        decoded = debezium.flatten_record(line, "sample", DEBEZIUM_SETTINGS)
         if decoded.get("op") and not decoded.get("error"):
             records.append(json.loads(line))
     return records
@@ -109,7 +110,7 @@ def debezium_decoded(record: dict[str, Any], change: dict[str, Any]) -> dict[str
     value = json.loads(record["payload"])
     enveloped = isinstance(value, dict) and set(value) == {"schema", "payload"}
     text = json.dumps({**value, "payload": change} if enveloped else change)
-    return debezium.flatten_record(json.dumps({**record, "payload": text}), "s", PLACEHOLDERS)
+    return debezium.flatten_record(json.dumps({**record, "payload": text}), "s", DEBEZIUM_SETTINGS)
 
 
 def change_of(record: dict[str, Any]) -> dict[str, Any]:
@@ -134,7 +135,7 @@ def debezium_mutations(record: dict[str, Any]) -> list[tuple[str, dict[str, Any]
         if field != "payload":
             for spelled in respellings(value):
                 mutated = json.dumps({**record, field: spelled})
-                results.append((field, debezium.flatten_record(mutated, "s", PLACEHOLDERS)))
+                results.append((field, debezium.flatten_record(mutated, "s", DEBEZIUM_SETTINGS)))
     return results
 
 
@@ -228,7 +229,7 @@ def pgoutput_lines() -> list[dict[str, Any]]:
     return [
         json.loads(line)
         for line in every_sample_line("pgoutput")
-        if not pgoutput.message_row(line, False)["error"]
+        if not pgoutput.message_row((line, False), "s")["error"]
     ]
 
 
@@ -238,10 +239,10 @@ PGOUTPUT_LINES = pgoutput_lines()
 def test_a_respelled_pgoutput_field_is_quarantined_by_name_or_read_the_same():
     assert len(PGOUTPUT_LINES) > 20
     for entry in PGOUTPUT_LINES:
-        original = pgoutput.message_row(json.dumps(entry), False)
+        original = pgoutput.message_row((json.dumps(entry), False), "s")
         for field, value in entry.items():
             for spelled in respellings(value):
-                result = pgoutput.message_row(json.dumps({**entry, field: spelled}), False)
+                result = pgoutput.message_row((json.dumps({**entry, field: spelled}), False), "s")
                 if result["error"]:
                     assert field in result["error"], (field, spelled, result["error"])
                 else:

@@ -19,6 +19,7 @@ from cdc_warehouse.bench.pgoutput_encoder import (
     u32,
     u64,
 )
+from python_udfs.decoding import DecodeSettings
 from python_udfs.pgoutput import change_rows, decode_message, message_row, parse_lsn, typed_value
 
 # 2024-05-01T10:00:00Z as Unix epoch microseconds, and as PostgreSQL's TimestampTz (2000 epoch).
@@ -522,7 +523,7 @@ def test_binary_values_that_cannot_be_typed(raw, type_oid, reason):
 
 def test_binary_columns_travel_through_the_warehouse_row():
     line = slot_line(b"I" + u32(OID) + b"N" + tuple_data(("b", struct.pack(">i", 42))))
-    row = message_row(line, in_stream=False)
+    row = message_row((line, False), "s")
     relation = json.dumps(
         {
             "namespace": "public",
@@ -530,7 +531,7 @@ def test_binary_columns_travel_through_the_warehouse_row():
             "columns": [{"name": "id", "is_key": True, "type_oid": 23}],
         }
     )
-    [change] = change_rows(relation, "insert", None, None, row["new_tuple_json"], "s")
+    [change] = change_rows((relation, "insert", None, None, row["new_tuple_json"]), "s")
     assert change["row_image"] == {"id": "42"}
 
 
@@ -821,7 +822,7 @@ def test_parse_lsn_reads_both_hex_halves():
 
 
 def test_message_row_of_a_streamed_insert_names_its_subtransaction():
-    row = message_row(slot_line(insert(xid=XID + 1), xid=XID), in_stream=True)
+    row = message_row((slot_line(insert(xid=XID + 1), xid=XID), True), "s")
     assert row["error"] is None
     assert (row["kind"], row["txn_xid"], row["sub_xid"]) == ("insert", XID, XID + 1)
     assert row["lsn"] == 0x16B3748
@@ -829,12 +830,12 @@ def test_message_row_of_a_streamed_insert_names_its_subtransaction():
 
 
 def test_message_row_of_a_stream_abort_names_the_aborted_subtransaction():
-    row = message_row(slot_line(stream_abort(subxid=XID + 7, abort_info=False)), in_stream=False)
+    row = message_row((slot_line(stream_abort(subxid=XID + 7, abort_info=False)), False), "s")
     assert (row["kind"], row["txn_xid"], row["sub_xid"]) == ("stream_abort", XID, XID + 7)
 
 
 def test_message_row_of_a_relation_keeps_names_keys_and_types():
-    row = message_row(slot_line(relation()), in_stream=False)
+    row = message_row((slot_line(relation()), False), "s")
     definition = json.loads(row["relation_json"])
     assert definition["namespace"] == "public" and definition["name"] == "users"
     assert [(c["name"], c["is_key"], c["type_oid"]) for c in definition["columns"]] == [
@@ -848,7 +849,7 @@ def test_message_row_of_a_relation_keeps_names_keys_and_types():
         "name": ["varchar(64)", "string"],
         "blob": ["bytea", "binary"],
     }
-    assert message_row(slot_line(insert()), in_stream=False)["column_types"] is None
+    assert message_row((slot_line(insert()), False), "s")["column_types"] is None
 
 
 @pytest.mark.parametrize(
@@ -863,7 +864,7 @@ def test_message_row_of_a_relation_keeps_names_keys_and_types():
     ],
 )
 def test_message_row_reports_what_cannot_be_decoded(line, reason):
-    row = message_row(line, in_stream=False)
+    row = message_row((line, False), "s")
     assert row["error"] and reason in row["error"]
 
 
@@ -884,7 +885,7 @@ def tuple_json(*columns: tuple[str, str | None]) -> str:
 
 
 def test_insert_becomes_one_typed_change():
-    [row] = change_rows(ACCOUNTS, "insert", None, None, tuple_json(("t", "7"), ("t", "x")), "s")
+    [row] = change_rows((ACCOUNTS, "insert", None, None, tuple_json(("t", "7"), ("t", "x"))), "s")
     assert row == {
         "error": None,
         "source_table": "public.accounts",
@@ -895,16 +896,16 @@ def test_insert_becomes_one_typed_change():
 
 
 def test_unchanged_toast_is_unknown_not_null():
-    [row] = change_rows(ACCOUNTS, "update", None, None, tuple_json(("t", "7"), ("u", None)), "s")
+    [row] = change_rows((ACCOUNTS, "update", None, None, tuple_json(("t", "7"), ("u", None))), "s")
     assert row["row_image"] == {"id": "7", "body": None}
-    [row] = change_rows(ACCOUNTS, "update", None, None, tuple_json(("t", "7"), ("n", None)), "s")
+    [row] = change_rows((ACCOUNTS, "update", None, None, tuple_json(("t", "7"), ("n", None))), "s")
     assert row["row_image"] == {"id": "7", "body": "null"}
 
 
 def test_update_changing_the_key_is_a_delete_and_an_update_of_the_new_key():
     old = tuple_json(("t", "7"), ("n", None))
     new = tuple_json(("t", "70"), ("u", None))
-    deleted, updated = change_rows(ACCOUNTS, "update", "K", old, new, "s")
+    deleted, updated = change_rows((ACCOUNTS, "update", "K", old, new), "s")
     assert (deleted["op"], deleted["key_json"], deleted["row_image"]) == ("delete", '{"id":7}', {})
     assert (updated["op"], updated["key_json"]) == ("update", '{"id":70}')
     assert updated["row_image"] == {"id": "70", "body": None}
@@ -913,7 +914,7 @@ def test_update_changing_the_key_is_a_delete_and_an_update_of_the_new_key():
 def test_full_identity_old_row_fills_unchanged_toast():
     old = tuple_json(("t", "7"), ("t", "long text"))
     new = tuple_json(("t", "7"), ("u", None))
-    [row] = change_rows(ACCOUNTS, "update", "O", old, new, "s")
+    [row] = change_rows((ACCOUNTS, "update", "O", old, new), "s")
     assert (row["op"], row["row_image"]) == ("update", {"id": "7", "body": '"long text"'})
 
 
@@ -922,14 +923,16 @@ def test_declared_key_beats_relation_key_flags():
         return ["body"] if (system, source, table) == ("pgoutput", "s", "public.accounts") else None
 
     new = tuple_json(("t", "7"), ("t", "x"))
-    [row] = change_rows(ACCOUNTS, "insert", None, None, new, "s", declared)
+    [row] = change_rows(
+        (ACCOUNTS, "insert", None, None, new), "s", DecodeSettings(declared_keys=declared)
+    )
     assert row["key_json"] == '{"body":"x"}'
 
 
 def test_delete_and_truncate():
-    [row] = change_rows(ACCOUNTS, "delete", "K", tuple_json(("t", "7"), ("n", None)), None, "s")
+    [row] = change_rows((ACCOUNTS, "delete", "K", tuple_json(("t", "7"), ("n", None)), None), "s")
     assert (row["op"], row["key_json"], row["row_image"]) == ("delete", '{"id":7}', {})
-    [row] = change_rows(ACCOUNTS, "truncate", None, None, None, "s")
+    [row] = change_rows((ACCOUNTS, "truncate", None, None, None), "s")
     assert (row["op"], row["key_json"], row["source_table"]) == (
         "truncate",
         None,
@@ -949,5 +952,5 @@ def test_delete_and_truncate():
     ],
 )
 def test_changes_that_cannot_be_typed_are_errors(relation_json, kind, new, reason):
-    [row] = change_rows(relation_json, kind, None, None, new, "s")
+    [row] = change_rows((relation_json, kind, None, None, new), "s")
     assert row["error"] and reason in row["error"]

@@ -51,7 +51,7 @@ def test_a_list_parser_bug_becomes_a_one_row_list():
 
 
 def test_a_real_parser_error_keeps_the_other_fields_null():
-    result = debezium.flatten_record("not json", "pg", ())
+    result = debezium.flatten_record("not json", "pg")
     (row,) = registry._column([result], CHANGE_SUBSET).to_pylist()
     assert row["error"]
     assert row["key_json"] is None

@@ -17,9 +17,11 @@ import pytest
 from cdc_warehouse.bench import decode_profile, pgoutput_encoder, workload
 from python_udfs.datastream import avro_file_events, flatten_event
 from python_udfs.debezium import flatten_record
+from python_udfs.decoding import DecodeSettings
+from python_udfs.families import FAMILIES
 from python_udfs.pgoutput import change_rows, decode_message, message_row
 
-PLACEHOLDERS = ("__debezium_unavailable_value",)
+DEBEZIUM_SETTINGS = DecodeSettings(placeholders=("__debezium_unavailable_value",))
 
 
 def tree_digest(root: Path) -> dict[str, str]:
@@ -133,7 +135,7 @@ def test_debezium_records_flatten_with_placeholders_and_key_changes(generated):
     out, manifest = generated
     ops, unknown_updates, updates_main, offsets = Counter(), 0, 0, Counter()
     for delivery, source, line in lines_of(out, "debezium"):
-        row = flatten_record(line, source, PLACEHOLDERS)
+        row = flatten_record(line, source, DEBEZIUM_SETTINGS)
         assert row["error"] is None, (row, line[:300])
         ops[row["op"]] += 1
         record = json.loads(line)
@@ -163,7 +165,7 @@ def test_pgoutput_log_decodes_and_its_changes_type(generated):
             for line in path.read_text().splitlines():
                 entry = json.loads(line)
                 tag = base64.b64decode(entry["data"])[:1]
-                row = message_row(line, in_stream and tag not in (b"S", b"E"))
+                row = message_row((line, in_stream and tag not in (b"S", b"E")), workload.PG_SLOT)
                 assert row["error"] is None, (row, line)
                 in_stream = {b"S": True, b"E": False}.get(tag, in_stream)
                 kinds[row["kind"]] += 1
@@ -171,11 +173,13 @@ def test_pgoutput_log_decodes_and_its_changes_type(generated):
                     relation = row["relation_json"]
                 if row["kind"] in ("insert", "update", "delete"):
                     changes = change_rows(
-                        relation,
-                        row["kind"],
-                        row["old_kind"],
-                        row["old_tuple_json"],
-                        row["new_tuple_json"],
+                        (
+                            relation,
+                            row["kind"],
+                            row["old_kind"],
+                            row["old_tuple_json"],
+                            row["new_tuple_json"],
+                        ),
                         workload.PG_SLOT,
                     )
                     assert all(change["error"] is None for change in changes), changes
@@ -377,7 +381,7 @@ def test_truncates_empty_the_side_tables_and_live_keys_account_for_them(generate
     for _, _, line in lines_of(out, "debezium"):
         record = json.loads(line)
         if record["topic"].endswith(".sales.promotions"):
-            row = flatten_record(line, "pg_lite", PLACEHOLDERS)
+            row = flatten_record(line, "pg_lite", DEBEZIUM_SETTINGS)
             assert row["error"] is None, row
             seen.append(row["op"] if row["op"] == "truncate" else json.loads(row["key_json"])["id"])
     assert seen.count("truncate") == truncates
@@ -422,17 +426,21 @@ def _decoded_change(family: str, plan, i: int, kind: int = 0) -> dict:
     elif family == "debezium":
         chunk.extra = {"partition": 0, "kinds": np.array([kind]), "offsets": np.array([0])}
         line = workload.debezium.write_file(chunk, plan, 7)[0][0]
-        image = flatten_record(line, workload.DBZ_SERVERS[sub][0], PLACEHOLDERS)["row_image"]
+        image = flatten_record(line, workload.DBZ_SERVERS[sub][0], DEBEZIUM_SETTINGS)["row_image"]
     elif family == "pgoutput":
         data = workload.pgoutput._pg_change(plan, i, None, workload.FileStats())
-        row = message_row(pgoutput_encoder.slot_line(1, 1, data), False)
-        relation = message_row(pgoutput_encoder.slot_line(1, 1, workload.PG_RELATION), False)
+        row = message_row((pgoutput_encoder.slot_line(1, 1, data), False), workload.PG_SLOT)
+        relation = message_row(
+            (pgoutput_encoder.slot_line(1, 1, workload.PG_RELATION), False), workload.PG_SLOT
+        )
         changes = change_rows(
-            relation["relation_json"],
-            row["kind"],
-            row["old_kind"],
-            row["old_tuple_json"],
-            row["new_tuple_json"],
+            (
+                relation["relation_json"],
+                row["kind"],
+                row["old_kind"],
+                row["old_tuple_json"],
+                row["new_tuple_json"],
+            ),
             workload.PG_SLOT,
         )
         image = changes[-1]["row_image"]
@@ -497,7 +505,7 @@ def test_decode_profile_times_every_base_line_of_each_family(generated):
     """The decoding profile reads every line the base waves land (Avro records included) and
     decodes each without an error: the generator's lines are valid input."""
     out, manifest = generated
-    for family in decode_profile.FAMILIES:
+    for family in (entry.name for entry in FAMILIES):
         result = decode_profile.profile(out, family)
         landed = sum(
             delivery["families"].get(family, {}).get("lines", 0)

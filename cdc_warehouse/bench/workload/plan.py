@@ -12,9 +12,11 @@ from typing import Any
 
 import numpy as np
 
+from python_udfs.families import FAMILIES as SOURCE_FAMILIES
 from python_udfs.json_values import normalize
 
-FAMILIES: tuple[str, ...] = ("datastream", "debezium", "pgoutput", "spanner")
+# Every family of the registry, by name; a family's random streams are seeded by its place here.
+FAMILIES: tuple[str, ...] = tuple(sorted(family.name for family in SOURCE_FAMILIES))
 FAMILY_SHARE = {"datastream": 0.35, "debezium": 0.25, "pgoutput": 0.25, "spanner": 0.15}
 # The top-ups: 1% more events, in the realistic mix and all updates; and the realistic mix at a
 # size that does not follow the scale (`fixed`), so a run's cost against history size shows.

@@ -1,40 +1,32 @@
 {{ config(materialized='view') }}
 
-{#- Every source family's changes in the one shape of docs/decisions/001; a new family adds
-    its int_<family>__changes model to this union and nothing downstream changes. -#}
-with datastream_changes as (
-    select * from {{ ref('int_datastream__changes') }}
-),
-
-debezium_changes as (
-    select * from {{ ref('int_debezium__changes') }}
-),
-
-pgoutput_changes as (
-    {{ keyed_changes(ref('int_pgoutput__changes'), 'pgoutput') }}
-),
-
-spanner_changes as (
-    {{ keyed_changes(ref('int_spanner__changes'), 'spanner') }}
-),
-
+{#- Every source family's changes in the one shape of docs/decisions/001, a branch per family
+    of the registry (`source_families`, python_udfs/families.py): its changes come as a view in
+    that shape already, or as the table of the rows its transactions released, keyed here.
+    Nothing downstream names a family. -#}
+with
+{%- for item in source_families('keyed_changes').split(',') %}
+    {%- set family, model = item.split(':') %}
+    {{ family }}_changes as (
+        select * from {{ ref(model) }}
+    ),
+{% endfor %}
+{%- for item in source_families('change_rows').split(',') %}
+    {%- set family, model = item.split(':') %}
+    {{ family }}_changes as (
+        {{ keyed_changes(ref(model), family) }}
+    ),
+{% endfor %}
 final as (
     -- Each branch names its columns: a union matches columns by position.
-    select
-        {{ change_log_select('datastream_changes') }}
-    from datastream_changes
-    union all
-    select
-        {{ change_log_select('debezium_changes') }}
-    from debezium_changes
-    union all
-    select
-        {{ change_log_select('pgoutput_changes') }}
-    from pgoutput_changes
-    union all
-    select
-        {{ change_log_select('spanner_changes') }}
-    from spanner_changes
+    {%- for family in source_families().split(',') %}
+        select
+            {{ change_log_select(family ~ '_changes', indent=12) }}
+        from {{ family }}_changes
+        {%- if not loop.last %}
+            union all
+        {%- endif %}
+    {%- endfor %}
 )
 
 select * from final

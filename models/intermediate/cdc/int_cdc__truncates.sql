@@ -1,19 +1,23 @@
 {#- Truncates delete every key of their table at their position; they are kept apart from the
-    keyed change log because they name no key. -#}
+    keyed change log because they name no key. A branch per family that has them
+    (`source_families`, python_udfs/families.py). -#}
 {%- set processed_through = max_processed(this, 'landing_run') if is_incremental() else -1 %}
+{%- set truncating = source_families('truncates').split(',') %}
 
-with debezium_truncates as (
-    {{ truncates_of(ref('int_debezium__events'), 'debezium', processed_through) }}
-),
-
-pgoutput_truncates as (
-    {{ truncates_of(ref('int_pgoutput__changes'), 'pgoutput', processed_through) }}
-),
-
+with
+{%- for item in truncating %}
+    {%- set family, model = item.split(':') %}
+    {{ family }}_truncates as (
+        {{ truncates_of(ref(model), family, processed_through) }}
+    ),
+{% endfor %}
 final as (
-    select * from debezium_truncates
-    union all
-    select * from pgoutput_truncates
+    {%- for item in truncating %}
+        select * from {{ item.split(':')[0] }}_truncates
+        {%- if not loop.last %}
+            union all
+        {%- endif %}
+    {%- endfor %}
 )
 
 select * from final

@@ -154,7 +154,6 @@ final as (
         typed_changes.landed_at,
         typed_changes.transaction_commit_ts as committed_at,
         typed_changes.commit_landing_run as landing_run,
-        true as is_full_image,
         false as is_backfill,
         cast(null as bigint) as order_ts,
         concat_ws(

@@ -37,7 +37,9 @@ positioned_lines as (
 decoded_lines as (
     select
         positioned_lines.*,
-        pgoutput_message(positioned_lines.line, positioned_lines.in_stream) as message
+        pgoutput_message(
+            positioned_lines.line, positioned_lines.in_stream, positioned_lines.source_name
+        ) as message
     from positioned_lines
 ),
 
