@@ -48,7 +48,9 @@ def header_json(line: str | None = None) -> str:
 
 
 def row(values: list[Any], head: str | None = None, **kwargs: Any) -> dict[str, Any]:
-    return snapshot_row(json.dumps({"values": values}), head or header_json(), SLOT, **kwargs)
+    return snapshot_row(
+        json.dumps({"values": values}), header_json() if head is None else head, SLOT, **kwargs
+    )
 
 
 VALUES = ["7", "Ann", '{a,"b c",NULL}', "12.50", "\\x00ff"]
