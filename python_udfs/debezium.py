@@ -162,7 +162,7 @@ def _flatten(
         raise _BadRecord("payload is not an object")
     letter = payload.get("op")
     if letter is None:
-        if topic.endswith(_TRANSACTION_TOPIC_SUFFIX) and "status" in payload:
+        if is_transaction_record(topic, payload):
             return _row()
         raise _BadRecord("payload without op")
     if letter == _MESSAGE_OP:
@@ -218,6 +218,17 @@ def _flatten(
         row_image=row_image,
         column_types=_column_types(images, "before" if op == "delete" else "after"),
         **position,
+    )
+
+
+def is_transaction_record(topic: str, payload: dict[str, Any]) -> bool:
+    """A BEGIN or END record of the server's transaction topic (`<server>.transaction`): it
+    has a status and no op, which every change event has. `debezium_transactions` decodes
+    these; `flatten_record` passes them by."""
+    return (
+        topic.endswith(_TRANSACTION_TOPIC_SUFFIX)
+        and "status" in payload
+        and payload.get("op") is None
     )
 
 
