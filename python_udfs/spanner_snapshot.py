@@ -94,6 +94,7 @@ def snapshot_header(line: str) -> dict[str, Any]:
         unreadable = [name for name in names if types[name] is None]
         if unreadable:
             raise _BadLine(f"column {unreadable[0]!r} has no readable type")
+        _check_key_flags(fields["column_types"])
     except _BadLine as exc:
         return {"error": f"bad snapshot header: {exc}"}
     header = {
@@ -111,6 +112,17 @@ def snapshot_header(line: str) -> dict[str, Any]:
         "column_types": _source_types(types),
         "column_names": names,
     }
+
+
+def _check_key_flags(entries: list[dict[str, Any]]) -> None:
+    """is_primary_key is true or false, or absent for false: a flag in another spelling
+    ("true", 1) would otherwise make a key column a value column without a word."""
+    for entry in entries:
+        flag = entry.get("is_primary_key")
+        if flag is not None and not isinstance(flag, bool):
+            raise _BadLine(
+                f"column {entry['name']!r}: is_primary_key must be true or false, got {flag!r}"
+            )
 
 
 @functools.lru_cache(maxsize=256)

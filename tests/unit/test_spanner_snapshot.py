@@ -248,6 +248,10 @@ def test_a_snapshot_sorts_after_changes_at_or_before_its_read_timestamp_and_befo
             header(columns=[*GOOGLESQL_COLUMNS, {"name": "X"}]),
             "column 'X' has no readable type",
         ),
+        (
+            header(columns=[{**GOOGLESQL_COLUMNS[0], "is_primary_key": "true"}]),
+            "column 'Id': is_primary_key must be true or false, got 'true'",
+        ),
     ],
 )
 def test_a_header_that_does_not_fit_is_an_error(line, reason):
