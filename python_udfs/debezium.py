@@ -280,7 +280,7 @@ def _embedded(record: dict[str, Any], field: str) -> tuple[dict[str, Any] | None
         raise _BadRecord(f"{field} is not a JSON string")
     try:
         document = loads_exact(text)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # json recurses once per level of nesting
         raise _BadRecord(f"{field} is not JSON: {exc}") from None
     if (
         isinstance(document, dict)

@@ -164,23 +164,26 @@ def snapshot_row(
             raise ValueError(f"column {extra[0]!r} is not in the header's column_types")
         row = {name: _typed_column(name, types[name], values[name]) for name in types}
         key_columns = _key_columns(columns, table, source_name, declared_keys)
-        key_json = canonical_json({name: row[name] for name in key_columns})
+        key_json = canonical_json({name: row[name][0] for name in key_columns})
     except (ValueError, TypeError, KeyError) as exc:
         return error_row(str(exc) or type(exc).__name__)
     return snapshot_change(
         table=table,
         key_json=key_json,
-        row_image={name: canonical_json(value) for name, value in row.items()},
+        row_image={name: text for name, (_, text) in row.items()},
         sort_pos=snapshot_sort_pos(read_ns),
         committed_at=read_ns // 1000,
         position=read_ns,
     )
 
 
-def _typed_column(name: str, spanner_type: dict[str, Any], value: Any) -> Any:
+def _typed_column(name: str, spanner_type: dict[str, Any], value: Any) -> tuple[Any, str]:
+    """(canonical value, its JSON text) of one column; ValueError naming the column."""
     try:
-        return _typed(spanner_type, value)
-    except (ValueError, TypeError, OverflowError) as exc:
+        typed = _typed(spanner_type, value)
+        return typed, canonical_json(typed)
+    # RecursionError: a JSON value nested deeper than Python recurses.
+    except (ValueError, TypeError, OverflowError, RecursionError) as exc:
         raise ValueError(f"column {name!r}: {exc}") from None
 
 

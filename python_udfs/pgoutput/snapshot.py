@@ -183,7 +183,7 @@ def _typed(name: str, type_oid: int, value: Any) -> str:
         raise ValueError(f"column {name!r}: text value is not UTF-8") from None
     try:
         _, text = typed_value("n" if raw is None else "t", raw, type_oid)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # a JSON value nested deeper than Python recurses
         raise ValueError(f"column {name!r}: {exc}") from None
     assert text is not None  # 't' and 'n' values are always known: typed_value says so
     return text

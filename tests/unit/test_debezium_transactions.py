@@ -276,11 +276,18 @@ NOT_A_TRANSACTION = dict.fromkeys(TRANSACTION_FIELDS)
         '{"payload": "{}"}',
         "{broken",
         "[]",
+        json.dumps({"topic": TX_TOPIC, "payload": "[" * 100_000 + "]" * 100_000}),
     ],
 )
 def test_a_line_that_is_no_transaction_record_is_left_to_flatten_record(line):
     """flatten_record reports what is wrong with these, so the line is quarantined once."""
     assert transaction_record(line) == NOT_A_TRANSACTION
+
+
+def test_flatten_record_reports_a_payload_nested_too_deeply():
+    line = json.dumps({"topic": TX_TOPIC, "payload": "[" * 100_000 + "]" * 100_000})
+    row = flatten_record(line, SERVER, ())
+    assert row["error"].startswith("payload is not JSON: maximum recursion depth")
 
 
 def test_flatten_record_passes_transaction_records_by():

@@ -329,6 +329,7 @@ def test_fields_the_contract_does_not_name_are_ignored():
         ),
         (json.dumps({"values": [*VALUES[:4], "00ff"]}), "column 'blob': not a valid bytea"),
         ('{"values": ["\\ud800", null, null, null, null]}', "column 'id': text value is not UTF-8"),
+        ('{"values": ' + "[" * 100_000 + "]" * 100_000 + "}", "malformed line JSON"),
     ],
 )
 def test_a_row_that_does_not_fit_its_header_is_an_error(line, reason):
@@ -339,6 +340,13 @@ def test_a_row_that_does_not_fit_its_header_is_an_error(line, reason):
 
 def test_a_null_key_column_is_null_in_the_key_as_for_changes():
     assert row([None, *VALUES[1:]])["key_json"] == '{"id":null}'
+
+
+def test_a_json_value_nested_deeper_than_python_recurses_is_an_error():
+    columns = [("id", 23, -1, True), ("doc", 3802, -1, False)]
+    nested = "[" * 5000 + "]" * 5000
+    result = row(["1", nested], header_json(header(columns=columns)))
+    assert result["error"].startswith("column 'doc': maximum recursion depth")
 
 
 def test_a_row_before_any_header_is_an_error_of_its_own():

@@ -295,6 +295,17 @@ def test_a_line_that_is_no_row_is_an_error(line, reason):
     assert reason in snapshot_row(line, header_json(), STREAM)["error"]
 
 
+@pytest.mark.parametrize(
+    "nested", [json.dumps("[" * 5000 + "]" * 5000), "[" * 950 + "]" * 950], ids=["text", "json"]
+)
+def test_a_json_value_nested_deeper_than_python_recurses_is_an_error(nested):
+    """As JSON text, or as JSON in the line: then the line's parser or the typing gives up,
+    whichever recurses deeper first."""
+    line = '{"values": {"id": "a", "prefs": ' + nested + "}}"
+    head = header_json(header([*POSTGRESQL_COLUMNS[:1], POSTGRESQL_COLUMNS[2]]))
+    assert "maximum recursion depth" in snapshot_row(line, head, STREAM)["error"]
+
+
 def test_a_row_before_any_header_is_an_error_of_its_own():
     assert snapshot_row(json.dumps({"values": GOOGLESQL_VALUES}), None, STREAM)["error"] == (
         NO_HEADER
