@@ -162,7 +162,7 @@ def _flatten(
         raise _BadRecord("payload is not an object")
     letter = payload.get("op")
     if letter is None:
-        if topic.endswith(_TRANSACTION_TOPIC_SUFFIX) and "status" in payload:
+        if is_transaction_record(topic, payload):
             return _row()
         raise _BadRecord("payload without op")
     if letter == _MESSAGE_OP:
@@ -220,6 +220,17 @@ def _flatten(
     )
 
 
+def is_transaction_record(topic: str, payload: dict[str, Any]) -> bool:
+    """A BEGIN or END record of the server's transaction topic (`<server>.transaction`): it
+    has a status and no op, which every change event has. `debezium_transactions` decodes
+    these; `flatten_record` passes them by."""
+    return (
+        topic.endswith(_TRANSACTION_TOPIC_SUFFIX)
+        and "status" in payload
+        and payload.get("op") is None
+    )
+
+
 def _column_types(images: dict[str, dict[str, Any]] | None, image: str) -> str | None:
     """The image's column types as `cdc_source_columns` collects them."""
     columns = (images or {}).get(image)
@@ -268,7 +279,7 @@ def _embedded(record: dict[str, Any], field: str) -> tuple[dict[str, Any] | None
         raise _BadRecord(f"{field} is not a JSON string")
     try:
         document = loads_exact(text)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # json recurses once per level of nesting
         raise _BadRecord(f"{field} is not JSON: {exc}") from None
     if (
         isinstance(document, dict)

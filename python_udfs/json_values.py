@@ -100,7 +100,7 @@ def line_object(line: Any, load: Callable[[str | bytes], Any] = loads) -> dict[s
         raise ValueError("malformed line JSON: no text")
     try:
         document = load(line)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # json recurses once per level of nesting
         raise ValueError(f"malformed line JSON: {exc}") from None
     if not isinstance(document, dict):
         raise ValueError("malformed line JSON: not an object")

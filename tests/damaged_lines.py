@@ -4,6 +4,7 @@ of a real line. Most damaged lines are no longer UTF-8."""
 
 from __future__ import annotations
 
+import json
 import random
 
 from cdc_warehouse.settings import PROJECT_DIR
@@ -29,6 +30,139 @@ def sample_lines(family: str, per_file: int = 3, limit: int = 60) -> list[bytes]
     for path in sorted((SAMPLE / family).rglob("*.jsonl")):
         lines.extend(line for line in path.read_bytes().splitlines()[:per_file] if line.strip())
     return lines[:limit]
+
+
+def _lines(*documents: object) -> list[bytes]:
+    return [json.dumps(document).encode() for document in documents]
+
+
+def _kcat(topic: str, value: object) -> dict[str, object]:
+    return {"topic": topic, "partition": 0, "offset": 3, "key": None, "payload": json.dumps(value)}
+
+
+_DEBEZIUM_SOURCE = {"connector": "postgresql", "ts_ms": 1717401600810, "schema": "inventory"}
+_DEBEZIUM_END = {
+    "status": "END",
+    "id": "571:53195832",
+    "event_count": 2,
+    "data_collections": [
+        {"data_collection": "inventory.orders", "event_count": 1},
+        {"data_collection": "inventory.order_lines", "event_count": 1},
+    ],
+    "ts_ms": 1717401600900,
+}
+
+# Files of the line kinds issue 59 adds, which the bundled sample data does not hold yet: a
+# snapshot file (its header, then rows) per raw log family and dialect, and a Debezium
+# transaction (BEGIN, its change events with their transaction blocks, END with and without
+# the envelope).
+NEW_KIND_FILES: dict[str, list[bytes]] = {
+    "pgoutput_snapshot": _lines(
+        {
+            "snapshot": {
+                "lsn": "1/6B374D48",
+                "table": "public.documents",
+                "columns": [
+                    {"name": "id", "type_oid": 20, "type_modifier": -1, "key": True},
+                    {"name": "body", "type_oid": 25, "type_modifier": -1, "key": False},
+                    {"name": "tags", "type_oid": 1009, "type_modifier": -1, "key": False},
+                    {"name": "price", "type_oid": 1700, "type_modifier": 655366, "key": False},
+                    {"name": "seen", "type_oid": 1184, "type_modifier": -1, "key": False},
+                    {"name": "blob", "type_oid": 17, "type_modifier": -1, "key": False},
+                    {"name": "doc", "type_oid": 3802, "type_modifier": -1, "key": False},
+                ],
+            }
+        },
+        {
+            "values": [
+                "9007199254740993",
+                "long text",
+                '{a,"b c",NULL}',
+                "12.50",
+                "2024-05-01 10:00:00.5+02",
+                "\\x00ff",
+                '{"b": 1, "a": [2.5]}',
+            ]
+        },
+        {"values": ["2", None, "{}", "NaN", "infinity", "\\x", "null"]},
+    ),
+    "spanner_snapshot": _lines(
+        {
+            "snapshot": {
+                "read_timestamp": "2024-06-03T10:00:00.123456Z",
+                "table": "Products",
+                "column_types": [
+                    {"name": "Id", "type": '{"code":"INT64"}', "is_primary_key": True},
+                    {"name": "Price", "type": {"code": "NUMERIC"}, "is_primary_key": False},
+                    {
+                        "name": "Tags",
+                        "type": {"code": "ARRAY", "array_element_type": {"code": "STRING"}},
+                    },
+                    {"name": "Thumb", "type": {"code": "BYTES"}},
+                    {"name": "Attrs", "type": {"code": "JSON"}},
+                ],
+            }
+        },
+        {"values": {"Id": "4", "Price": "12.50", "Tags": ["a"], "Thumb": "AP8=", "Attrs": "{}"}},
+        {"values": {"Id": 5, "Price": None, "Tags": [], "Thumb": None, "Attrs": '{"a":[1]}'}},
+    ),
+    "spanner_snapshot_pg": _lines(
+        {
+            "snapshot": {
+                "read_timestamp": "2024-06-03T10:00:00Z",
+                "table": "accounts",
+                "column_types": [
+                    {"name": "id", "type": {"code": "STRING"}, "is_primary_key": True},
+                    {
+                        "name": "balance",
+                        "type": {"code": "NUMERIC", "type_annotation": "PG_NUMERIC"},
+                    },
+                    {"name": "opened", "type": {"code": "DATE"}, "is_primary_key": False},
+                ],
+            }
+        },
+        {"values": {"id": "acc-1", "balance": "NaN", "opened": "2024-01-31"}},
+    ),
+    "debezium_transaction": _lines(
+        _kcat(
+            "pg.transaction",
+            {
+                **_DEBEZIUM_END,
+                "status": "BEGIN",
+                "id": "571:53195829",
+                "event_count": None,
+                "data_collections": None,
+            },
+        ),
+        _kcat(
+            "pg.inventory.orders",
+            {
+                "before": None,
+                "after": {"id": 1},
+                "source": {**_DEBEZIUM_SOURCE, "table": "orders", "txId": 571, "lsn": 53195830},
+                "op": "c",
+                "transaction": {"id": "571:53195832", "total_order": 1, "data_collection_order": 1},
+            },
+        ),
+        _kcat(
+            "pg.inventory.order_lines",
+            {
+                "before": {"id": 2},
+                "after": None,
+                "source": {
+                    **_DEBEZIUM_SOURCE,
+                    "table": "order_lines",
+                    "txId": 571,
+                    "lsn": 53195831,
+                },
+                "op": "d",
+                "transaction": {"id": "571:53195832", "total_order": 2, "data_collection_order": 1},
+            },
+        ),
+        _kcat("pg.transaction", _DEBEZIUM_END),
+        _kcat("pg.transaction", {"schema": {"type": "struct"}, "payload": _DEBEZIUM_END}),
+    ),
+}
 
 
 def damage(line: bytes, rng: random.Random) -> bytes:

@@ -8,16 +8,19 @@ tests/e2e/test_bad_lines_quarantined.py."""
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from python_udfs import datastream
+from python_udfs import datastream, debezium_transactions
+from python_udfs import spanner_snapshot as spanner_snapshots
 from python_udfs.decoding import DecodeSettings
 from python_udfs.families import BY_NAME, Family
-from tests.damaged_lines import SAMPLE, damage, sample_lines
+from python_udfs.pgoutput import snapshot as pgoutput_snapshots
+from tests.damaged_lines import NEW_KIND_FILES, SAMPLE, damage, sample_lines
 
 # The settings the decoding models give: no declared key, Debezium's default placeholder.
 SETTINGS = DecodeSettings(placeholders=("__debezium_unavailable_value",))
@@ -48,15 +51,11 @@ def rows_of(result: Any) -> list[dict[str, Any]]:
     return result if isinstance(result, list) else [result]
 
 
-@pytest.mark.parametrize("family", sorted(BY_NAME))
-def test_a_damaged_line_decodes_to_rows_or_an_error_of_its_own(family):
-    lines = sample_lines(family)
-    assert len(lines) >= 10, "the sample data should give the fuzzer lines to damage"
-
+def check_never_raises(lines: list[bytes], decode: Callable[[str, str], Any]) -> None:
     @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(st.sampled_from(lines), st.randoms(use_true_random=False))
     def check(line: bytes, rng) -> None:
-        rows = decoded_rows(BY_NAME[family], damage(line, rng).decode("utf-8", "replace"), "fuzzed")
+        rows = rows_of(decode(damage(line, rng).decode("utf-8", "replace"), "fuzzed"))
         assert rows, "a line must leave a trace: rows or an error"
         for row in rows:
             assert isinstance(row, dict)
@@ -65,6 +64,53 @@ def test_a_damaged_line_decodes_to_rows_or_an_error_of_its_own(family):
             assert not (error or "").startswith(("internal error", "unexpected error")), error
 
     check()
+
+
+@pytest.mark.parametrize("family", sorted(BY_NAME))
+def test_a_damaged_line_decodes_to_rows_or_an_error_of_its_own(family):
+    lines = sample_lines(family)
+    assert len(lines) >= 10, "the sample data should give the fuzzer lines to damage"
+    check_never_raises(lines, lambda line, source: decoded_rows(BY_NAME[family], line, source))
+
+
+def snapshot_lines(module: Any, kind: str) -> Callable[[str, str], list[dict[str, Any]]]:
+    """A damaged line read as its file's header, and as a row under the file's intact header;
+    then the file's intact first row under what the damaged line made of the header (no
+    header, or a damaged one that still parses)."""
+    header_line, first_row, *_ = (line.decode() for line in NEW_KIND_FILES[kind])
+    intact = module.snapshot_header(header_line)["header_json"]
+    assert intact is not None
+
+    def decode(line: str, source_name: str) -> list[dict[str, Any]]:
+        header = module.snapshot_header(line)
+        return [
+            header,
+            module.snapshot_row(line, intact, source_name),
+            module.snapshot_row(first_row, header.get("header_json"), source_name),
+        ]
+
+    return decode
+
+
+def transaction_lines(line: str, source_name: str) -> list[dict[str, Any]]:
+    """A damaged line read as a transaction record and as a change event's transaction."""
+    return [
+        debezium_transactions.transaction_record(line),
+        debezium_transactions.change_transaction(line),
+    ]
+
+
+NEW_KIND_DECODERS: dict[str, Callable[[str, str], Any]] = {
+    "pgoutput_snapshot": snapshot_lines(pgoutput_snapshots, "pgoutput_snapshot"),
+    "spanner_snapshot": snapshot_lines(spanner_snapshots, "spanner_snapshot"),
+    "spanner_snapshot_pg": snapshot_lines(spanner_snapshots, "spanner_snapshot_pg"),
+    "debezium_transaction": transaction_lines,
+}
+
+
+@pytest.mark.parametrize("kind", sorted(NEW_KIND_FILES))
+def test_a_damaged_snapshot_or_transaction_line_decodes_to_rows_or_an_error_of_its_own(kind):
+    check_never_raises(NEW_KIND_FILES[kind], NEW_KIND_DECODERS[kind])
 
 
 AVRO_SAMPLES = sorted(SAMPLE.rglob("*.avro"))

@@ -6,7 +6,10 @@ object, an array or object as JSON text. Datastream: the event's fields and its
 source_metadata's; Debezium: the Kafka record's fields, and the change event's own (payload.op,
 payload.ts_ms, payload.source.*, ...) inside its JSON text; Spanner: the line's partition_token
 and every field of its record (data change, heartbeat, child partitions) and of each mod;
-pgoutput: the slot line's lsn, xid and data (the message inside is binary)."""
+pgoutput: the slot line's lsn, xid and data (the message inside is binary). The line kinds of
+issue 59 too: every field of a snapshot header and of its columns, every value of a snapshot
+row, every field of a Debezium transaction record, its data collections and a change event's
+transaction block."""
 
 from __future__ import annotations
 
@@ -15,9 +18,11 @@ from typing import Any
 
 import pytest
 
-from python_udfs import datastream, debezium, pgoutput, spanner
+from python_udfs import datastream, debezium, debezium_transactions, pgoutput, spanner
+from python_udfs import spanner_snapshot as spanner_snapshots
 from python_udfs.decoding import DecodeSettings
-from tests.damaged_lines import every_sample_line
+from python_udfs.pgoutput import snapshot as pgoutput_snapshots
+from tests.damaged_lines import NEW_KIND_FILES, every_sample_line
 
 
 def respellings(value: Any) -> list[Any]:
@@ -247,3 +252,128 @@ def test_a_respelled_pgoutput_field_is_quarantined_by_name_or_read_the_same():
                     assert field in result["error"], (field, spelled, result["error"])
                 else:
                     assert result == original, (field, spelled)
+
+
+SNAPSHOT_KINDS = {
+    "pgoutput_snapshot": pgoutput_snapshots,
+    "spanner_snapshot": spanner_snapshots,
+    "spanner_snapshot_pg": spanner_snapshots,
+}
+
+
+def respelled_fields(target: dict[str, Any], document: Any) -> list[tuple[str, str]]:
+    """(field name, the document as JSON text) for each field of `target`, an object inside
+    `document`, respelled in place."""
+    results = []
+    for field, value in list(target.items()):
+        for spelled in respellings(value):
+            target[field] = spelled
+            results.append((field, json.dumps(document)))
+        target[field] = value
+    return results
+
+
+@pytest.mark.parametrize("kind", sorted(SNAPSHOT_KINDS))
+def test_a_respelled_snapshot_header_field_is_quarantined_by_name_or_read_the_same(kind):
+    module = SNAPSHOT_KINDS[kind]
+    document = json.loads(NEW_KIND_FILES[kind][0])
+    original = module.snapshot_header(json.dumps(document))
+    assert original["error"] is None
+    header = document["snapshot"]
+    columns = header.get("columns") or header.get("column_types")
+    mutated = respelled_fields(header, document)
+    for column in columns:
+        mutated += respelled_fields(column, document)
+    for field, line in mutated:
+        result = module.snapshot_header(line)
+        if result["error"]:
+            assert field in result["error"], (field, line, result["error"])
+        else:
+            assert result == original, (field, line)
+
+
+def row_value_slots(values: Any) -> list[tuple[str, Any]]:
+    """(column name, key of its value in `values`): a pgoutput row lists its values in the
+    header's column order, a Spanner row names them."""
+    return list(values.items()) if isinstance(values, dict) else list(enumerate(values))
+
+
+@pytest.mark.parametrize("kind", sorted(SNAPSHOT_KINDS))
+def test_a_respelled_snapshot_value_is_quarantined_by_column_or_read_the_same(kind):
+    """A value of another JSON type does not fit its column, or means the same (an INT64 as a
+    number or as decimal text). A JSON column's value is any JSON, so it has no other
+    spelling."""
+    module = SNAPSHOT_KINDS[kind]
+    header_line, *rows = (line.decode() for line in NEW_KIND_FILES[kind])
+    header = module.snapshot_header(header_line)
+    columns = json.loads(header_line)["snapshot"]
+    names = [c["name"] for c in columns.get("columns") or columns.get("column_types")]
+    json_columns = {
+        c["name"] for c in columns.get("column_types") or () if "JSON" in json.dumps(c.get("type"))
+    }
+    for row_line in rows:
+        document = json.loads(row_line)
+        original = module.snapshot_row(row_line, header["header_json"], "s")
+        assert original["error"] is None
+        values = document["values"]
+        for slot, value in row_value_slots(values):
+            column = slot if isinstance(slot, str) else names[slot]
+            if column in json_columns:
+                continue
+            for spelled in respellings(value):
+                values[slot] = spelled
+                result = module.snapshot_row(json.dumps(document), header["header_json"], "s")
+                if result["error"]:
+                    assert f"column {column!r}" in result["error"], (column, spelled, result)
+                else:
+                    assert result == original, (column, spelled)
+            values[slot] = value
+
+
+def transaction_payloads() -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(kcat record, its value payload) of each line of the sample transaction."""
+    pairs = []
+    for line in NEW_KIND_FILES["debezium_transaction"]:
+        record = json.loads(line)
+        value = json.loads(record["payload"])
+        pairs.append((record, value.get("payload", value)))
+    return pairs
+
+
+def with_payload(record: dict[str, Any], payload: dict[str, Any]) -> str:
+    value = json.loads(record["payload"])
+    enveloped = set(value) == {"schema", "payload"}
+    text = json.dumps({**value, "payload": payload} if enveloped else payload)
+    return json.dumps({**record, "payload": text})
+
+
+@pytest.mark.parametrize("index", range(len(NEW_KIND_FILES["debezium_transaction"])))
+def test_a_respelled_transaction_field_is_quarantined_by_name_or_read_the_same(index):
+    """Every field of a transaction record and of its data collections, and a change event's
+    transaction block and its fields."""
+    record, payload = transaction_payloads()[index]
+    decode = (
+        debezium_transactions.transaction_record
+        if "status" in payload
+        else debezium_transactions.change_transaction
+    )
+    original = decode(with_payload(record, payload))
+    assert original["error"] is None and original["transaction_key"] == "571"
+    mutated = []
+    if "status" in payload:
+        mutated += respelled_fields(payload, payload)
+        for collection in payload.get("data_collections") or ():
+            mutated += respelled_fields(collection, payload)
+    else:
+        mutated += [
+            ("transaction", json.dumps({**payload, "transaction": spelled}))
+            for spelled in respellings(payload["transaction"])
+        ]
+        mutated += respelled_fields(payload["transaction"], payload)
+    assert mutated
+    for field, text in mutated:
+        result = decode(with_payload(record, json.loads(text)))
+        if result["error"]:
+            assert field in result["error"], (field, text, result["error"])
+        else:
+            assert result == original, (field, text)

@@ -13,6 +13,7 @@ import pytest
 from python_udfs.json_values import (
     canonical_json,
     format_instant_micros,
+    line_object,
     loads,
     loads_exact,
     normalize,
@@ -463,3 +464,10 @@ def test_joined_tuples_compare_part_by_part():
     for _ in range(5000):
         a, b = draw(), draw()
         assert _compare(encode(a), encode(b)) == _compare(a, b), (a, b)
+
+
+@pytest.mark.parametrize("load", [loads, loads_exact])
+def test_a_line_nested_deeper_than_the_parser_recurses_is_malformed_json(load):
+    """json recurses once per level: a line of 100,000 brackets is bad input, not a crash."""
+    with pytest.raises(ValueError, match="malformed line JSON: maximum recursion depth"):
+        line_object('{"values": ' + "[" * 100_000 + "]" * 100_000 + "}", load)
