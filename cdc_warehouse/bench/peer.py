@@ -5,8 +5,9 @@ Debezium-only build can be judged beside it, in the same run, on the same files.
 
 Plain PySpark and Delta Lake: no dbt, none of the project's UDFs or models. One batch of files:
 
-1. read the lines (`spark.read.text`), parse each Kafka record with Spark's own `from_json`;
-   `key` and `payload` are JSON text with or without the `{"schema", "payload"}` envelope;
+1. read the lines (`spark.read.text`), parse them with Spark's own `from_json` and
+   `get_json_object`: `key` and `payload` are JSON text, with or without the `{"schema",
+   "payload"}` envelope;
 2. drop tombstones and records without a change op (truncates, transaction markers), drop
    duplicates by (topic, partition, offset), and keep per change: op, `source.lsn`,
    `source.ts_ms`, the key's JSON text and the after image's (the before image's for a delete);
@@ -224,7 +225,8 @@ def _last_merge(spark, path: Path) -> dict[str, int]:
 
 def run(spark, paths: Sequence[str], warehouse: Path) -> dict[str, Any]:
     """One batch: `paths` merged into the peer's two tables under `warehouse`. Seconds per
-    stage (`create`: the tables, when absent; `read`: the lines read, parsed and deduplicated,
+    stage (`create`: the tables created when absent, their logs read when present, a cold
+    JVM's first Delta commands either way; `read`: the lines read, parsed and deduplicated,
     kept on disk for the two MERGEs; `current`, `history`: the MERGEs), the changes read, each
     MERGE's metrics, and the tables' counts, read after the timing."""
     from pyspark import StorageLevel
