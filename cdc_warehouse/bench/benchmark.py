@@ -18,6 +18,10 @@ warm         from the full build's warehouse: one `cdcw run --every` process fed
              per cycle (cdc_warehouse.bench.warm): seconds from a file's landing to cdc_current,
              p50 and p95, and the driver's RSS after the first, the 10th and the last cycle; not
              in the default phases
+peer         the plain-MERGE peer (cdc_warehouse.bench.peer) on the Debezium files: the base
+             waves from empty, then the realistic top-up in a second process; beside the
+             project's full and realistic phases when they built Debezium alone
+             (`--families debezium`); not in the default phases
 
 Every build is the one `cdcw run` makes: the families with new lines and what they feed.
 
@@ -45,7 +49,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from cdc_warehouse.bench import warm, workload
+from cdc_warehouse.bench import peer, warm, workload
 from cdc_warehouse.bench.memory import TreeSampler, own_high_water_marks
 from cdc_warehouse.cli import duration_seconds
 from cdc_warehouse.files import replace_text
@@ -60,8 +64,15 @@ INCREMENTAL_PHASES = (*workload.TOPUP_MODES, workload.SMALL_FILE)
 IDLE_RUN = "idle"
 # The content check and run log rows of the warm phase, once its continuous process stopped.
 WARM_CHECK = "warm-check"
+# The plain-MERGE peer: its base waves, then (a process of its own, as each of the project's
+# phases) the top-up it shares with the project's phase of that name. The realistic one, whose
+# +1% the issue's target compares (#56); at 1M Debezium events it is as large as `fixed`.
+PEER = "peer"
+PEER_TOPUP = "peer-topup"
+PEER_TOPUP_MODE = "realistic"
+PEER_FAMILY = "debezium"
 DEFAULT_PHASES = ("floor", "full", *INCREMENTAL_PHASES)
-PHASES = (*DEFAULT_PHASES, warm.WARM)
+PHASES = (*DEFAULT_PHASES, warm.WARM, PEER)
 STAGES = ("land", "staging", "change_log", "history", "current", "tests", "other", "dbt_overhead")
 # What landing lands, in its order (python_udfs/families.py).
 LANDED_FAMILIES = tuple(family.name for family in FAMILIES)
@@ -74,6 +85,8 @@ TARGETS = {
     "small_over_noop_seconds": 15.0,
     "warm_p95_seconds": 10.0,
     "warm_rss_last_vs_baseline": 1.1,
+    # The project's Debezium-only top-up faster than the plain-MERGE peer's on the same files.
+    "project_vs_peer_topup": 1.0,
 }
 
 
@@ -263,18 +276,24 @@ def run_phase(phase: str, work: Path, result_path: Path, discard_landed: bool = 
 
         spark = build_session(settings)
         result["startup_seconds"] = round(time.perf_counter() - started, 3)
-        paths = [
-            str(settings.landing_root / relative)
-            for name in manifest["waves"]
-            for relative in workload.delivery_files(work / "workload", name)
-            if relative.parts[0] in families and relative.suffix == ".jsonl"
-        ]
+        paths = _jsonl_files(work, manifest["waves"], families, settings.landing_root)
         t0 = time.perf_counter()
         frame = spark.read.text(paths)
         frame.write.mode("overwrite").parquet(str(work / "floor-output"))
         result["seconds"] = round(time.perf_counter() - t0, 3)
         result["rows"] = spark.read.parquet(str(work / "floor-output")).count()
         result["files"] = len(paths)
+    elif phase in (PEER, PEER_TOPUP):
+        from cdc_warehouse.spark import build_session
+
+        spark = build_session(settings)
+        result["startup_seconds"] = round(time.perf_counter() - started, 3)
+        deliveries = manifest["waves"] if phase == PEER else [manifest["topups"][PEER_TOPUP_MODE]]
+        # The generated files themselves: a kept full build's run starts from an empty landing
+        # root (--reuse-full).
+        result |= peer.run(
+            spark, _jsonl_files(work, deliveries, [PEER_FAMILY]), settings.warehouse_dir
+        )
     else:
         with warehouse_lock(settings):
             spark = start_spark(settings)
@@ -324,14 +343,30 @@ def run_phase(phase: str, work: Path, result_path: Path, discard_landed: bool = 
     return 0
 
 
+def _jsonl_files(
+    work: Path, deliveries: Sequence[str], families: Sequence[str], root: Path | None = None
+) -> list[str]:
+    """The `.jsonl` files of `families` in `deliveries`: where they were landed under `root`,
+    else in each delivery's directory of the workload."""
+    return [
+        str((root or work / "workload" / name) / relative)
+        for name in deliveries
+        for relative in workload.delivery_files(work / "workload", name)
+        if relative.parts[0] in families and relative.suffix == ".jsonl"
+    ]
+
+
 # --------------------------------------------------------------------------------------------
 # Parent side: the whole benchmark
 # --------------------------------------------------------------------------------------------
 
+# Each phase's warehouse directory; the others' is the project's, `warehouse`.
+WAREHOUSES = {"floor": "floor-warehouse", PEER: "peer-warehouse", PEER_TOPUP: "peer-warehouse"}
+
 
 def _phase_env(work: Path, phase: str) -> dict[str, str]:
     env = dict(os.environ)
-    warehouse = work / ("floor-warehouse" if phase == "floor" else "warehouse")
+    warehouse = work / WAREHOUSES.get(phase, "warehouse")
     env.update(
         CDC_LANDING_ROOT=str(work / "landing"),
         CDC_WAREHOUSE_DIR=str(warehouse),
@@ -416,6 +451,61 @@ def _run_warm(
         )
     result["sanity"] = sanity
     return result
+
+
+def _run_peer(work: Path, manifest: dict[str, Any], keep: bool) -> dict[str, Any]:
+    """The peer's base waves from empty, then its top-up on the tables they left, each in a
+    process of its own (`peer_result`)."""
+    _reset(work / WAREHOUSES[PEER])
+    full = _run_child(PEER, work)
+    topup = _run_child(PEER_TOPUP, work)
+    if not keep:
+        _reset(work / WAREHOUSES[PEER])
+    return peer_result(full, topup, manifest["families"][PEER_FAMILY])
+
+
+def peer_result(
+    full: dict[str, Any], topup: dict[str, Any], facts: dict[str, Any]
+) -> dict[str, Any]:
+    """`phases.peer`: the two runs' seconds and events, the runs themselves, and the sanity
+    check: peer_current's rows against the generator's live keys (`peer.expected_current_rows`).
+    `facts`: the manifest's facts of the peer's family."""
+    expected = {
+        "full": peer.expected_current_rows(facts, "base"),
+        "topup": peer.expected_current_rows(facts, PEER_TOPUP_MODE),
+    }
+    found = {"full": full["current_rows"], "topup": topup["current_rows"]}
+    return {
+        "family": PEER_FAMILY,
+        "topup_mode": PEER_TOPUP_MODE,
+        "full_seconds": full["seconds"],
+        "topup_seconds": topup["seconds"],
+        "events": {
+            "full": facts["base_events"],
+            "topup": facts["topup_events"][PEER_TOPUP_MODE],
+        },
+        "full": full,
+        "topup": topup,
+        "sanity": {
+            "expected_current_rows": expected,
+            "current_rows": found,
+            "current_matches_live_keys": found == expected,
+        },
+    }
+
+
+def project_vs_peer(results: dict[str, Any], landed: Sequence[str]) -> dict[str, float] | None:
+    """The project's seconds over the peer's: its full build over the peer's, its top-up of the
+    peer's mode over the peer's top-up (when that phase ran). None unless the project's phases
+    built the peer's family alone (`--families debezium`): else they built other files too."""
+    if PEER not in results or list(landed) != [PEER_FAMILY]:
+        return None
+    project_phases = {"full": "full", "topup": PEER_TOPUP_MODE}
+    return {
+        name: round(results[phase]["seconds"] / results[PEER][f"{name}_seconds"], 3)
+        for name, phase in project_phases.items()
+        if phase in results
+    }
 
 
 def _reset(path: Path) -> None:
@@ -509,6 +599,8 @@ def _summary(results: dict[str, Any], manifest: dict[str, Any], families: Sequen
     ratios["driver_peak_rss_gb"] = round(peak / 2**30, 3)
     sampled = max(r["rss_peak_bytes"]["driver"] for r in out.values())
     ratios["driver_peak_rss_sampled_gb"] = round(sampled / 2**30, 3)
+    for name, ratio in (results.get(PEER, {}).get("project_vs_peer") or {}).items():
+        ratios[f"project_vs_peer_{name}"] = ratio
     if warm.WARM in results:
         ratios["warm_p95_seconds"] = results[warm.WARM]["latency_seconds"]["p95"]
         last_vs_baseline = results[warm.WARM]["driver_rss_bytes"]["last_vs_baseline"]
@@ -578,6 +670,10 @@ def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
         _reset(work / "warehouse")
         shutil.copytree(work / "warehouse.base", work / "warehouse")
         results[warm.WARM] = _run_warm(work, manifest, landed, args.warm_cycles, args.warm_every)
+    if PEER in phases:
+        print(f"bench: the plain-MERGE peer ({PEER_FAMILY})", file=sys.stderr, flush=True)
+        results[PEER] = _run_peer(work, manifest, args.keep)
+        results[PEER]["project_vs_peer"] = project_vs_peer(results, landed)
     ratios = _summary(results, manifest, landed) if "floor" in results else {}
     settings = load_settings()
     document = {
@@ -691,10 +787,34 @@ def format_table(document: dict[str, Any]) -> str:
             f"{result['sanity']['current_matches_expected_rows']}, run log rows: "
             f"{result['runs_match_cycles']}"
         )
+    if PEER in phases:
+        lines.append(peer_line(phases[PEER]))
     lines.append("")
     for name, value in document["ratios"].items():
         target = document["targets"].get(name)
         lines.append(f"{name:<24} {value:>10}" + (f"   (target <= {target})" if target else ""))
+    return "\n".join(lines)
+
+
+def peer_line(result: dict[str, Any]) -> str:
+    """The printed table's lines of the plain-MERGE peer beside the project."""
+    lines = []
+    for run, what in (("full", "full"), ("topup", f"{result['topup_mode']} top-up")):
+        stages = ", ".join(f"{name} {s:.2f}" for name, s in result[run]["stages"].items())
+        lines.append(
+            f"peer (plain MERGE, {result['family']}) {what}: {result[f'{run}_seconds']:.2f} s, "
+            f"{result['events'][run]} events ({stages})"
+        )
+    comparison = result["project_vs_peer"]
+    lines.append(
+        f"peer sane: {result['sanity']['current_matches_live_keys']}; project / peer: "
+        + (
+            ", ".join(f"{name} {ratio:.2f}x" for name, ratio in comparison.items())
+            if comparison is not None
+            else f"not compared (the project built more than {result['family']}: "
+            f"run with --families {result['family']})"
+        )
+    )
     return "\n".join(lines)
 
 
@@ -722,7 +842,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument(
         "--phases",
         default=",".join(DEFAULT_PHASES),
-        help=f"of {','.join(PHASES)} (default: all but {warm.WARM})",
+        help=f"of {','.join(PHASES)} (default: all but {warm.WARM} and {PEER})",
     )
     parser.add_argument(
         "--warm-cycles",
@@ -754,6 +874,14 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         "on the same workload (its floor and full results are reported again)",
     )
     args = parser.parse_args(argv)
+    if PEER in args.phases.split(","):
+        if PEER_FAMILY not in args.families.split(","):
+            parser.error(f"the {PEER} phase reads {PEER_FAMILY}'s files: --families has none")
+        if args.discard_landed_waves:
+            parser.error(
+                f"the {PEER} phase reads the base waves' generated files, "
+                "which --discard-landed-waves deletes"
+            )
     args.argv = list(argv)
     if args.work is None:
         args.work = PROJECT_DIR / "bench" / str(args.scale)

@@ -1,14 +1,19 @@
 """`cdcw bench` end to end at a tiny scale: the floor, a full build and a run of one small file on
 the kept full build; the JSON holds every field, and the marts built from the generated data
-agree with the generator (no timing assertions)."""
+agree with the generator (no timing assertions). The plain-MERGE peer's job on generated
+Debezium files, in this process: its phase (two processes of its own) would cost minutes of the
+suite's budget, and its bookkeeping is tested in tests/unit/test_benchmark.py."""
 
 from __future__ import annotations
 
 import json
 import time
 
-from cdc_warehouse.bench import benchmark, workload
+import numpy as np
+
+from cdc_warehouse.bench import benchmark, peer, workload
 from cdc_warehouse.settings import PROJECT_DIR
+from tests.conftest import Pipeline
 
 STAGE_FIELDS = {"seconds", "events_per_second", "vs_floor"}
 RSS_FIELDS = {"driver", "driver_python", "jvm", "jvm_largest", "jvm_hwm", "workers", "tree"}
@@ -101,3 +106,36 @@ def test_bench_command_writes_every_field_and_sane_marts(tmp_path, java_availabl
     assert not built & {"int_spanner__records", "int_debezium__events", "int_pgoutput__messages"}
     # The workload, incomplete after the discarding run, was generated again.
     assert len(list(generated.glob("wave-*"))) == 2
+
+
+def test_the_peer_job_leaves_the_generators_live_keys_current(tmp_path, java_available):
+    """The peer's base waves from empty, then the realistic top-up on its tables: peer_current
+    holds the generator's live keys (and the rows a truncate emptied), one open version each in
+    peer_history, and the top-up's deletes removed their keys."""
+    spec = workload.Spec(scale=2000, waves=2, families=(benchmark.PEER_FAMILY,), jobs=1)
+    manifest = workload.generate(spec, tmp_path / "workload")
+    facts = manifest["families"][benchmark.PEER_FAMILY]
+    pipeline = Pipeline(tmp_path)
+    spark = pipeline.spark()
+    runs = {}
+    for name, deliveries in (
+        ("base", manifest["waves"]),
+        (benchmark.PEER_TOPUP_MODE, [manifest["topups"][benchmark.PEER_TOPUP_MODE]]),
+    ):
+        files = benchmark._jsonl_files(tmp_path, deliveries, [benchmark.PEER_FAMILY])
+        runs[name] = result = peer.run(spark, files, pipeline.warehouse_dir)
+        assert set(result["stages"]) == {"create", "read", "current", "history"}
+        assert result["seconds"] == round(sum(result["stages"].values()), 3)
+        assert result["files"] == len(files) and result["changes"] > 0
+        assert result["current_rows"] == peer.expected_current_rows(facts, name)
+        assert result["open_versions"] == result["current_rows"]
+        assert result["history_rows"] > result["current_rows"]
+    base = workload.plan_base(spec, benchmark.PEER_FAMILY, facts["base_events"])
+    topup = workload.plan_topup(spec, base, benchmark.PEER_TOPUP_MODE)
+    deletes = int(np.sum(topup.op == workload.OP_DELETE))
+    assert deletes > 0
+    merged = runs[benchmark.PEER_TOPUP_MODE]["merges"]
+    assert merged["current"]["numTargetRowsDeleted"] == deletes
+    # Each key the top-up changed that was live had its open version closed.
+    changed_live = np.unique(topup.key[np.isin(topup.key, base.live)])
+    assert merged["history"]["numTargetRowsUpdated"] == len(changed_live) > 0

@@ -1,12 +1,16 @@
-"""The benchmark's bookkeeping (no Spark): stages from dbt's run_results, memory sampling."""
+"""The benchmark's bookkeeping (no Spark): stages from dbt's run_results, memory sampling, the
+plain-MERGE peer's expected rows and its comparison with the project."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
+from pathlib import Path
 
-from cdc_warehouse.bench import benchmark, memory, workload
+import pytest
+
+from cdc_warehouse.bench import benchmark, memory, peer, workload
 
 
 def node(unique_id: str, seconds: float) -> dict:
@@ -136,3 +140,93 @@ def test_content_check_reports_absent_keys_other_values_and_unavailable_columns(
     assert (other["columns"], other["expected"], other["found"]) == (["x"], {"x": "b"}, {"x": "c"})
     assert unavailable["columns"] == ["x"] and unavailable["unavailable_columns"] == ["x"]
     assert absent == {"key": ("s", "t.a", '{"id":4}'), "expected": {"id": 4}, "found": None}
+
+
+def test_the_peer_keeps_the_live_keys_and_every_row_a_truncate_emptied(tmp_path):
+    """peer_current's expected rows: the generator's live Debezium keys (its plan's), plus every
+    side table row ever inserted, since the peer skips truncates."""
+    spec = workload.Spec(scale=3_000, seed=5, waves=4, families=("debezium",), jobs=1)
+    facts = workload.generate(spec, tmp_path / "workload")["families"]["debezium"]
+    plan = workload.plan_base(spec, "debezium", facts["base_events"])
+    truncated_away = spec.waves * workload.SIDE_ROWS - len(workload.side_live_keys(spec.waves))
+    assert truncated_away > 0
+    assert (
+        peer.expected_current_rows(facts, "base")
+        == len(plan.live) + spec.waves * workload.SIDE_ROWS
+    )
+    topup = workload.plan_topup(spec, plan, benchmark.PEER_TOPUP_MODE)
+    assert peer.expected_current_rows(facts, benchmark.PEER_TOPUP_MODE) == (
+        len(topup.live) + spec.waves * workload.SIDE_ROWS
+    )
+
+
+def test_the_peer_reads_the_generated_jsonl_files_of_its_family_only(tmp_path):
+    spec = workload.Spec(scale=3_000, seed=5, waves=2, jobs=1)
+    manifest = benchmark._workload(spec, tmp_path / "workload", regenerate=False)
+    files = benchmark._jsonl_files(tmp_path, manifest["waves"], [benchmark.PEER_FAMILY])
+    assert files and all(path.endswith(".jsonl") for path in files)
+    assert {Path(path).relative_to(tmp_path / "workload").parts[:2] for path in files} == {
+        (wave, "debezium") for wave in manifest["waves"]
+    }
+    landed = benchmark._jsonl_files(tmp_path, ["wave-0000"], ["debezium"], tmp_path / "landing")
+    assert all(Path(path).is_relative_to(tmp_path / "landing" / "debezium") for path in landed)
+
+
+def peer_run(seconds: float, rows: int) -> dict:
+    return {"seconds": seconds, "current_rows": rows, "stages": {"read": 1.0, "history": 2.0}}
+
+
+FACTS = {
+    "base_events": 1000,
+    "topup_events": {"realistic": 10, "adversarial": 10, "fixed": 10},
+    "live_keys": {"base": 300, "realistic": 303, "adversarial": 300, "fixed": 303},
+    "side_table": {"events": 68, "truncates": 4, "live_keys": 8},
+}
+
+
+def test_the_peer_result_holds_its_seconds_events_and_sanity():
+    result = benchmark.peer_result(peer_run(4.0, 356), peer_run(2.0, 359), FACTS)
+    assert (result["full_seconds"], result["topup_seconds"]) == (4.0, 2.0)
+    assert result["events"] == {"full": 1000, "topup": 10}
+    assert result["sanity"]["expected_current_rows"] == {"full": 356, "topup": 359}
+    assert result["sanity"]["current_matches_live_keys"] is True
+    wrong = benchmark.peer_result(peer_run(4.0, 356), peer_run(2.0, 360), FACTS)
+    assert wrong["sanity"]["current_matches_live_keys"] is False
+
+
+def test_the_project_is_compared_with_the_peer_only_when_it_built_debezium_alone():
+    results = {
+        "full": {"seconds": 40.0},
+        "realistic": {"seconds": 9.0},
+        "peer": benchmark.peer_result(peer_run(8.0, 356), peer_run(3.0, 359), FACTS),
+    }
+    assert benchmark.project_vs_peer(results, ["debezium"]) == {"full": 5.0, "topup": 3.0}
+    assert benchmark.project_vs_peer(results, ["datastream", "debezium"]) is None
+    del results["realistic"]
+    assert benchmark.project_vs_peer(results, ["debezium"]) == {"full": 5.0}
+
+
+def test_the_peer_line_says_how_the_project_compares_or_why_it_does_not():
+    result = benchmark.peer_result(peer_run(8.0, 356), peer_run(3.0, 359), FACTS)
+    result["project_vs_peer"] = {"full": 5.0, "topup": 3.0}
+    full, topup, verdict = benchmark.peer_line(result).splitlines()
+    assert (
+        full == "peer (plain MERGE, debezium) full: 8.00 s, 1000 events (read 1.00, history 2.00)"
+    )
+    assert topup.startswith("peer (plain MERGE, debezium) realistic top-up: 3.00 s, 10 events")
+    assert verdict == "peer sane: True; project / peer: full 5.00x, topup 3.00x"
+    result["project_vs_peer"] = None
+    assert benchmark.peer_line(result).endswith("run with --families debezium)")
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        ["--phases", "floor,full,peer", "--families", "datastream,pgoutput"],
+        ["--phases", "floor,full,peer", "--discard-landed-waves"],
+    ],
+)
+def test_the_peer_phase_needs_debezium_files_that_stay(options, capsys):
+    with pytest.raises(SystemExit):
+        benchmark.parse_args(["--scale", "1000", *options])
+    assert "the peer phase reads" in capsys.readouterr().err
