@@ -6,6 +6,13 @@
         merge_deletes_flagged_rows=true,
         partition_by=['key_cohort'],
         tblproperties={'delta.enableDeletionVectors': 'true'},
+        post_hook="{{ row_rules_constraint(
+            'current_rows_hold_their_values',
+            not_null=[
+                'source_system', 'source_name', 'source_table', 'key_json', 'row_json',
+                'unavailable_columns', 'last_op', 'last_committed_at', 'sort_key',
+            ],
+        ) }}",
     )
 }}
 

@@ -12,6 +12,15 @@
         post_hook=[
             "{{ uncache_view('cdc_history__sorted_changes') }}",
             "{{ uncache_view('cdc_history__changed_keys') }}",
+            "{{ row_rules_constraint(
+                'history_rows_hold_their_values',
+                not_null=[
+                    'source_system', 'source_name', 'source_table', 'key_json', 'row_json',
+                    'unavailable_columns', 'op', 'valid_from', 'is_current', 'closed_by_delete',
+                    'sort_key', 'committed_at',
+                ],
+                accepted_values={'op': ['insert', 'update', 'snapshot']},
+            ) }}",
         ],
     )
 }}

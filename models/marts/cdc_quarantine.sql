@@ -2,6 +2,10 @@
     config(
         materialized='incremental',
         incremental_strategy='append',
+        post_hook="{{ row_rules_constraint(
+            'quarantine_rows_say_where_and_why',
+            not_null=['source_system', 'source_name', 'file_path', 'line_number', 'reason'],
+        ) }}",
     )
 }}
 

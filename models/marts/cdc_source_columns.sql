@@ -6,6 +6,13 @@
             'source_system', 'source_name', 'source_table', 'column_name', 'source_type'
         ],
         merge_null_safe_keys=true,
+        post_hook="{{ row_rules_constraint(
+            'source_column_rows_hold_their_values',
+            not_null=[
+                'source_system', 'source_name', 'source_table', 'column_name', 'spark_type',
+                'first_seen_landing_run', 'last_seen_landing_run',
+            ],
+        ) }}",
     )
 }}
 
