@@ -84,6 +84,7 @@ final as (
             {{ field }},
         {%- endfor %}
         error,
+        transaction_key,
         landed_at,
         applied_run as landing_run
     from applied_changes
