@@ -265,6 +265,10 @@ def _kcat(
 # The side table that truncates empty (Debezium): pg_lite's sales.promotions, one partition.
 DBZ_SIDE_SERVER = 1
 DBZ_SIDE_SCHEMA, DBZ_SIDE_TABLE = "sales", "promotions"
+# Its wave's transaction id is this plus the wave: far above the main table's (the plan's
+# transaction numbers plus 5000), so that no two transactions of pg_lite share an id at any
+# scale.
+DBZ_SIDE_TX0 = 1_000_000_000
 
 
 def _debezium_side_file(chunk: Chunk, plan: Plan, seed: int) -> tuple[list[str], FileStats]:
@@ -332,7 +336,7 @@ def _side_transaction(wave: int, wave_start: float) -> _Transaction:
     lsn = _side_lsn(wave_start)
     records = len(_side_changes(wave))
     return _Transaction(
-        900_000 + wave,
+        DBZ_SIDE_TX0 + wave,
         lsn + 8 * (records - 1),
         lsn,
         (_micros(wave_start) - 2_000) // 1000,
