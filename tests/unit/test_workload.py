@@ -208,6 +208,16 @@ def test_debezium_transactions_are_whole_once_their_files_have_landed(generated)
     assert totals["transactions"] >= len(ends)
 
 
+def test_a_server_without_changes_in_a_delivery_has_no_transaction_file(tmp_path):
+    """At 2,000 events the adversarial top-up changes no key of pg_main: no file of BEGIN and
+    END records for it, and every transaction file holds records."""
+    spec = workload.Spec(scale=2_000, seed=42, waves=2, jobs=1)
+    workload.generate(spec, tmp_path)
+    assert not (tmp_path / "topup-adversarial" / "debezium" / "pg_main").exists()
+    files = list(tmp_path.rglob("*.transaction+0+*.jsonl"))
+    assert files and all(path.read_text().strip() for path in files)
+
+
 def test_pgoutput_log_decodes_and_its_changes_type(generated):
     out, manifest = generated
     kinds, unchanged_toast, updates = Counter(), 0, 0

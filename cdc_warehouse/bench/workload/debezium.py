@@ -370,11 +370,13 @@ def _transaction_groups(plan: Plan, index: np.ndarray) -> tuple[np.ndarray, ...]
     """(txn, first change, last change, events) of each transaction of one server's changes of
     a wave (`index`, in source order) that counts an event: one of snapshot reads only is
     none."""
+    if not len(index):
+        return index, index, index, index
     order = np.argsort(plan.txn[index], kind="stable")
     txn, changes, counts = plan.txn[index][order], index[order], _counted(plan, index)[order]
-    starts = np.flatnonzero(np.r_[True, txn[1:] != txn[:-1]]) if len(txn) else order
+    starts = np.flatnonzero(np.r_[True, txn[1:] != txn[:-1]])
     ends = np.r_[starts[1:], len(txn)] - 1
-    events = np.add.reduceat(counts, starts) if len(txn) else counts
+    events = np.add.reduceat(counts, starts)
     kept = events > 0
     return txn[starts][kept], changes[starts][kept], changes[ends][kept], events[kept]
 
@@ -583,7 +585,11 @@ def chunks(
             side = []
             if mode is None and server == DBZ_SIDE_SERVER:
                 side = [_side_transaction(int(wave), float(plan.pos[plan.wave == wave].min()))]
-            chunks.append(_transaction_chunk(plan, int(wave), server, index, side, next_offset))
+            records = 2 * (len(side) + len(_transaction_groups(plan, index)[0]))
+            if records:
+                chunks.append(
+                    _transaction_chunk(plan, int(wave), server, index, side, records, next_offset)
+                )
         if mode is None:
             chunks.append(_dbz_side_chunk(plan, int(wave), next_offset))
     return chunks
@@ -595,15 +601,17 @@ def _transaction_chunk(
     server: int,
     index: np.ndarray,
     side: list[_Transaction],
+    records: int,
     next_offset: dict[tuple[int, int], int],
 ) -> Chunk:
     """The file of a wave's BEGIN and END records of one server (`index`: its changes of the
-    wave), landed with the wave, never late: a late table file holds its transactions back."""
+    wave; `records`: how many), landed with the wave, never late: a late table file holds its
+    transactions back."""
     name = DBZ_SERVERS[server][0]
     topic = f"{name}.transaction"
     slot = (server, -1)
     offset = next_offset.get(slot, 0)
-    next_offset[slot] = offset + 2 * (len(side) + len(_transaction_groups(plan, index)[0]))
+    next_offset[slot] = offset + records
     chunk = Chunk(
         "debezium",
         name,
