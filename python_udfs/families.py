@@ -90,9 +90,9 @@ class Family:
     # Where `sort_pos`, the source's own order as sortable text, is built (docs/sources/).
     sort_position: str
     # The version of that encoding. Raise it when the family's decoding would give a change
-    # another `sort_pos` (or `txn_id`, `event_id`) than the one already stored: the warehouse
-    # records the versions it was built with, and `cdcw run` refuses to mix encodings until a
-    # full refresh (cdc_warehouse/build_versions.py).
+    # another `sort_pos` (or `txn_id`, `event_id`, or the transaction fields its models count)
+    # than the one already stored: the warehouse records the versions it was built with, and
+    # `cdcw run` refuses to mix encodings until a full refresh (cdc_warehouse/build_versions.py).
     sort_key_version: int
     # The model whose rows with op 'truncate' are the family's truncates (they name a table,
     # not a key; int_cdc__truncates); None: it has none.
@@ -167,13 +167,20 @@ FAMILIES: tuple[Family, ...] = (
         ),
         models=Models(
             staging="stg_debezium__lines",
-            decoded=("int_debezium__events",),
+            # An END that contradicts the transaction's first END is quarantined there.
+            decoded=("int_debezium__events", "int_debezium__transaction_ends"),
             changes="int_debezium__changes",
+            changes_keyed=False,
         ),
         sort_position="python_udfs/debezium.py, `_flatten`",
-        sort_key_version=1,
-        truncates="int_debezium__events",
+        # 2: transaction metadata decoded (#59); events stored before have no transaction key.
+        sort_key_version=2,
+        truncates="int_debezium__changes",
         column_types="changes",
+        pending=(
+            "transactions of a server with transaction metadata whose END record or some of "
+            "the events it counts have not landed (int_debezium__pending_transactions)"
+        ),
     ),
     Family(
         "pgoutput",

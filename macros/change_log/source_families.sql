@@ -39,11 +39,11 @@
         {
             'name': 'debezium',
             'changes': 'int_debezium__changes',
-            'changes_keyed': true,
-            'decoded': ['int_debezium__events'],
-            'truncates': 'int_debezium__events',
+            'changes_keyed': false,
+            'decoded': ['int_debezium__events', 'int_debezium__transaction_ends'],
+            'truncates': 'int_debezium__changes',
             'column_types': 'changes',
-            'pending': false,
+            'pending': true,
         },
         {
             'name': 'pgoutput',

@@ -155,6 +155,69 @@ def test_debezium_records_flatten_with_placeholders_and_key_changes(generated):
     assert manifest["families"]["debezium"]["late_files"] >= 1
 
 
+def debezium_transactions(out: Path, deliveries: list[str]) -> tuple[dict, dict]:
+    """(each transaction's END counts, each transaction's landed events as (collection,
+    order)) of the Debezium lines of `deliveries`, by (server, transaction)."""
+    ends: dict[tuple[str, str], dict[str, int]] = {}
+    events: dict[tuple[str, str], set[tuple[str, int]]] = {}
+    for delivery, source, line in lines_of(out, "debezium"):
+        if delivery not in deliveries:
+            continue
+        row = flatten_record(line, source, DEBEZIUM_SETTINGS)
+        transaction = (source, row["transaction_key"])
+        if row["transaction_status"] == "END":
+            assert (
+                ends.setdefault(transaction, row["transaction_collections"])
+                == (row["transaction_collections"])
+            )
+        elif row["transaction_key"] is not None and row["op"] is not None:
+            events.setdefault(transaction, set()).add(
+                (row["source_table"], row["data_collection_order"])
+            )
+        elif row["op"] not in (None, "snapshot"):
+            raise AssertionError(f"a change without its transaction: {line[:300]}")
+    return ends, events
+
+
+def is_whole(counts: dict[str, int], landed: set[tuple[str, int]]) -> bool:
+    return all(
+        {(collection, n) for n in range(1, count + 1)} <= landed
+        for collection, count in counts.items()
+    )
+
+
+def test_debezium_transactions_are_whole_once_their_files_have_landed(generated):
+    """Every change but a snapshot read carries its transaction's block, and each transaction's
+    END (on its server's transaction topic, with the wave) counts exactly the events of it that
+    the waves land, each top-up's too; a late file holds its transactions back meanwhile."""
+    out, manifest = generated
+    waves = manifest["waves"]
+    for deliveries in [waves, *([*waves, f"topup-{mode}"] for mode in workload.TOPUP_MODES)]:
+        ends, events = debezium_transactions(out, deliveries)
+        assert ends and set(events) <= set(ends)
+        for transaction, counts in ends.items():
+            landed = events.get(transaction, set())
+            assert is_whole(counts, landed), transaction
+            assert len(landed) == sum(counts.values()), transaction
+    ends, events = debezium_transactions(out, waves[:1])
+    waiting = [t for t, counts in ends.items() if not is_whole(counts, events.get(t, set()))]
+    assert waiting and manifest["families"]["debezium"]["late_files"] >= 1
+    totals = Counter()
+    for delivery in manifest["deliveries"].values():
+        totals.update(delivery["families"]["debezium"])
+    assert totals["transactions"] >= len(ends)
+
+
+def test_a_server_without_changes_in_a_delivery_has_no_transaction_file(tmp_path):
+    """At 2,000 events the adversarial top-up changes no key of pg_main: no file of BEGIN and
+    END records for it, and every transaction file holds records."""
+    spec = workload.Spec(scale=2_000, seed=42, waves=2, jobs=1)
+    workload.generate(spec, tmp_path)
+    assert not (tmp_path / "topup-adversarial" / "debezium" / "pg_main").exists()
+    files = list(tmp_path.rglob("*.transaction+0+*.jsonl"))
+    assert files and all(path.read_text().strip() for path in files)
+
+
 def test_pgoutput_log_decodes_and_its_changes_type(generated):
     out, manifest = generated
     kinds, unchanged_toast, updates = Counter(), 0, 0
@@ -424,7 +487,12 @@ def _decoded_change(family: str, plan, i: int, kind: int = 0) -> dict:
         line = workload.datastream._datastream_line(plan, i, 7, sub)
         image = flatten_event(line, workload.DS_SOURCES[sub][0])["row_image"]
     elif family == "debezium":
-        chunk.extra = {"partition": 0, "kinds": np.array([kind]), "offsets": np.array([0])}
+        chunk.extra = {
+            "partition": 0,
+            "kinds": np.array([kind]),
+            "offsets": np.array([0]),
+            "orders": np.array([1]),
+        }
         line = workload.debezium.write_file(chunk, plan, 7)[0][0]
         image = flatten_record(line, workload.DBZ_SERVERS[sub][0], DEBEZIUM_SETTINGS)["row_image"]
     elif family == "pgoutput":

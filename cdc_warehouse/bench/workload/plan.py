@@ -333,6 +333,7 @@ class FileStats:
     avro_files: int = 0
     avro_events: int = 0
     truncates: int = 0
+    transactions: int = 0  # Debezium: END records written (a redelivered one not counted)
     splits: int = 0
     merges: int = 0
     partition_ends: int = 0
