@@ -76,6 +76,11 @@ class Models:
     changes_keyed: bool = True
 
 
+# The first directory under a source's that holds its snapshot files (the SQL's rule: the macro
+# `is_snapshot_file`).
+SNAPSHOT_DIRECTORY = "snapshot"
+
+
 @dataclass(frozen=True)
 class Snapshots:
     """A raw log family's initial snapshot files, `<family>/<source>/snapshot/**` (CONTRACT §1
