@@ -15,7 +15,7 @@ from cdc_warehouse.bench import pgoutput_encoder as enc
 from tests.conftest import BUILD_WITHOUT_TESTS, Pipeline, utc_text
 
 from .families import FAMILY_WAVES, SPANNER_STATUS, of_system
-from .marts import as_mart_text, assert_marts_match, assert_same_marts, snapshot
+from .marts import MARTS, as_mart_text, assert_marts_match, assert_same_marts, snapshot
 from .spanner_oracle import expected_marts, expected_stream_status
 from .test_spanner_oracle_selfcheck import children, data, files, hb, jsonl, snapshot_file
 from .waves import write_wave
@@ -250,7 +250,7 @@ def pgoutput_snapshot_order(slot: str, order: str) -> list[dict[str, bytes]]:
     log = "".join(enc.slot_line(at, xid, data) + "\n" for at, xid, data in messages).encode()
     named = {f"pgoutput/{slot}/snapshot/public.docs.jsonl": snapshot,
              f"pgoutput/{slot}/0001.jsonl": log}  # fmt: skip
-    first, second = sorted(named, reverse=order == "after")
+    first, second = sorted(named, reverse=order == "first")
     return [{first: named[first]}, {second: named[second]}]
 
 
@@ -294,19 +294,18 @@ def small_runs(java_available, tmp_path_factory):
     return pipeline, waves, after_runs, snapshot(pipeline)
 
 
-def of_sources(marts: dict[str, list[dict]], prefix: str) -> dict[str, list[dict]]:
-    """The marts' rows of the sources named `<prefix>_<order>`, with the order's name dropped,
-    so that the orders' rows compare equal; without a line number (files differ by order)."""
+def of_source(marts: dict[str, list[dict]], source: str) -> dict[str, list[dict]]:
+    """The current and history rows of one source, without what tells the landing orders
+    apart (its name, the runs and key partitions)."""
     return {
-        mart: [
-            {**row, "source_name": prefix, "file_path": "", "line_number": 0, "key_cohort": 0,
-             "last_landing_run": 0}
+        mart: sorted(
+            repr({**row, "source_name": "", "key_cohort": 0, "last_landing_run": 0})
             for row in rows
-            if row["source_name"].startswith(f"{prefix}_")
-        ]
+            if row["source_name"] == source
+        )
         for mart, rows in marts.items()
         if mart in ("cdc_current", "cdc_history")
-    }  # fmt: skip
+    }
 
 
 def test_a_column_first_seen_after_a_partial_update_counts_in_it_as_after_a_full_refresh(
@@ -317,13 +316,13 @@ def test_a_column_first_seen_after_a_partial_update_counts_in_it_as_after_a_full
     earlier update's version too: the incremental runs give what a full refresh gives, and what
     the oracle gives (the snapshot streams' too)."""
     pipeline, waves, after_runs, refreshed = small_runs
-    incremental = after_runs[-1]
+    incremental = {mart: after_runs[-1][mart] for mart in MARTS}
     spanner = of_system(incremental, "spanner")
     [update] = [row for row in spanner["cdc_history"] if row["source_name"] == "s" and
                 row["op"] == "update"]  # fmt: skip
     assert update["unavailable_columns"] == ["w"]
     assert_marts_match(spanner, as_mart_text(expected_marts(waves)), pipeline.landing_root, "")
-    assert_same_marts(refreshed, {mart: incremental[mart] for mart in refreshed})
+    assert_same_marts(refreshed, incremental)
 
 
 def test_a_snapshot_landed_first_between_or_after_its_log_gives_the_same_marts(small_runs):
@@ -345,16 +344,16 @@ def test_a_snapshot_landed_first_between_or_after_its_log_gives_the_same_marts(s
     [early] = [row for row in first_run["cdc_current"] if row["source_name"] == "slot_after"]
     assert early["unavailable_columns"] == ["body"]
 
-    spanner = {order: of_sources(of_system(last_run, "spanner"), "s") for order in ORDERS}
+    marts = {mart: last_run[mart] for mart in MARTS}
+    spanner = {order: of_source(marts, f"s_{order}") for order in ORDERS}
     assert spanner["first"] == spanner["between"] == spanner["after"]
-    s_current = {row["key_json"]: row for row in spanner["first"]["cdc_current"]}
-    assert list(s_current) == ['{"id":1}']
-    assert s_current['{"id":1}']["row_json"] == '{"id":1,"v":"after","w":"kept"}'
-    pgoutput = {order: of_sources(of_system(last_run, "pgoutput"), "slot") for order in PG_ORDERS}
-    assert pgoutput["first"] == pgoutput["after"]
+    [s_current] = [row for row in last_run["cdc_current"] if row["source_name"] == "s_first"]
+    assert s_current["row_json"] == '{"id":1,"v":"after","w":"kept"}'
+    assert of_source(marts, "slot_first") == of_source(marts, "slot_after")
     versions = sorted(
         (row["key_json"], row["op"], row["row_json"], row["valid_from"])
-        for row in pgoutput["first"]["cdc_history"]
+        for row in last_run["cdc_history"]
+        if row["source_name"] == "slot_first"
     )
     epoch, update_at = "1970-01-01 00:00:00.000000", "2024-06-03 10:01:00.000000"
     assert versions == [
@@ -362,4 +361,12 @@ def test_a_snapshot_landed_first_between_or_after_its_log_gives_the_same_marts(s
         ('{"id":1}', "update", '{"body":"a long body","id":1,"n":2}', update_at),
         ('{"id":2}', "snapshot", '{"body":"x","id":2,"n":1}', epoch),
     ]
-    assert [row["key_json"] for row in pgoutput["first"]["cdc_current"]] == ['{"id":1}']
+    [slot_current] = [row for row in last_run["cdc_current"] if row["source_name"] == "slot_first"]
+    assert slot_current["key_json"] == '{"id":1}'
+
+
+def test_the_sql_rules_dbt_unit_tests_prove_hold(small_runs):
+    """The dbt unit tests (`unit_tests:` in the models' yml), on the small pipeline's warehouse:
+    a snapshot batch released by the watermark, a snapshot row no commit applied."""
+    pipeline = small_runs[0]
+    assert pipeline.cdcw("dbt", "test", "--select", "test_type:unit") == 0
