@@ -5,6 +5,10 @@
     last_landed_at; one whose changes wait (Spanner below its watermark, pgoutput transactions
     streamed but not committed, Debezium transactions whose END or events have not all landed)
     shows them as pending. -#}
+{%- set snapshot_families = [] %}
+{%- for family in source_families('snapshots').split(',') %}
+    {%- do snapshot_families.append("'" ~ family ~ "'") %}
+{%- endfor %}
 with landed_files as (
     select * from {{ source('cdc_raw', 'landed_files') }}
 ),
@@ -30,11 +34,17 @@ landings as (
 ),
 
 applied_changes as (
+    -- A row of a snapshot file is no commit of the source's log: its time is the read
+    -- timestamp, or pgoutput's epoch ("since before the log began"), so a source with only its
+    -- snapshot applied has applied no change of its log yet (`source_families('snapshots')`).
     select
         source_system,
         source_name,
         max(committed_at) as newest_commit_applied
     from {{ ref('int_cdc__change_log') }}
+    where
+        op != 'snapshot'
+        or not {{ in_values('source_system', snapshot_families) }}
     group by source_system, source_name
 ),
 

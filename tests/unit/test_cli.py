@@ -295,3 +295,12 @@ def test_the_keyless_warning_names_each_table_and_what_its_key_stands_on():
         "/etc/cdc_tables.yml"
     )
     assert set(steps.KEYLESS_BASIS_TEXT) == set(KEYLESS_BASES)
+
+
+def test_the_scheduled_build_leaves_out_dbt_unit_tests_unless_told_which_resources():
+    assert steps.without_unit_tests(["--exclude-resource-type", "test"]) == [
+        "--exclude-resource-type", "test", "--exclude-resource-type", "unit_test",
+    ]  # fmt: skip
+    assert steps.without_unit_tests([]) == ["--exclude-resource-type", "unit_test"]
+    chosen = ["--resource-type", "unit_test"]
+    assert steps.without_unit_tests(chosen) == chosen

@@ -78,15 +78,15 @@ def snapshot_lines(module: Any, kind: str) -> Callable[[str, str], list[dict[str
     then the file's intact first row under what the damaged line made of the header (no
     header, or a damaged one that still parses)."""
     header_line, first_row, *_ = (line.decode() for line in NEW_KIND_FILES[kind])
-    intact = module.snapshot_header(header_line)["header_json"]
+    intact = module.snapshot_header(header_line, "sample")["header_json"]
     assert intact is not None
 
     def decode(line: str, source_name: str) -> list[dict[str, Any]]:
-        header = module.snapshot_header(line)
+        header = module.snapshot_header(line, source_name)
         return [
             header,
-            module.snapshot_row(line, intact, source_name),
-            module.snapshot_row(first_row, header.get("header_json"), source_name),
+            module.snapshot_row((line, intact), source_name),
+            module.snapshot_row((first_row, header.get("header_json")), source_name),
         ]
 
     return decode

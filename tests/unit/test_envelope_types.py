@@ -277,7 +277,7 @@ def respelled_fields(target: dict[str, Any], document: Any) -> list[tuple[str, s
 def test_a_respelled_snapshot_header_field_is_quarantined_by_name_or_read_the_same(kind):
     module = SNAPSHOT_KINDS[kind]
     document = json.loads(NEW_KIND_FILES[kind][0])
-    original = module.snapshot_header(json.dumps(document))
+    original = module.snapshot_header(json.dumps(document), "s")
     assert original["error"] is None
     header = document["snapshot"]
     columns = header.get("columns") or header.get("column_types")
@@ -285,7 +285,7 @@ def test_a_respelled_snapshot_header_field_is_quarantined_by_name_or_read_the_sa
     for column in columns:
         mutated += respelled_fields(column, document)
     for field, line in mutated:
-        result = module.snapshot_header(line)
+        result = module.snapshot_header(line, "s")
         if result["error"]:
             assert field in result["error"], (field, line, result["error"])
         else:
@@ -305,7 +305,7 @@ def test_a_respelled_snapshot_value_is_quarantined_by_column_or_read_the_same(ki
     spelling."""
     module = SNAPSHOT_KINDS[kind]
     header_line, *rows = (line.decode() for line in NEW_KIND_FILES[kind])
-    header = module.snapshot_header(header_line)
+    header = module.snapshot_header(header_line, "s")
     columns = json.loads(header_line)["snapshot"]
     names = [c["name"] for c in columns.get("columns") or columns.get("column_types")]
     json_columns = {
@@ -313,7 +313,7 @@ def test_a_respelled_snapshot_value_is_quarantined_by_column_or_read_the_same(ki
     }
     for row_line in rows:
         document = json.loads(row_line)
-        original = module.snapshot_row(row_line, header["header_json"], "s")
+        original = module.snapshot_row((row_line, header["header_json"]), "s")
         assert original["error"] is None
         values = document["values"]
         for slot, value in row_value_slots(values):
@@ -322,7 +322,7 @@ def test_a_respelled_snapshot_value_is_quarantined_by_column_or_read_the_same(ki
                 continue
             for spelled in respellings(value):
                 values[slot] = spelled
-                result = module.snapshot_row(json.dumps(document), header["header_json"], "s")
+                result = module.snapshot_row((json.dumps(document), header["header_json"]), "s")
                 if result["error"]:
                     assert f"column {column!r}" in result["error"], (column, spelled, result)
                 else:
