@@ -384,17 +384,29 @@ def _write_file(copied: Path, exported: ExportedSnapshot, table: Table, landing_
     return target
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m cdc_warehouse.pg_snapshot CONNINFO SLOT PUBLICATION[,...] LANDING_ROOT
-    [--two-phase]`: create the slot and write its snapshot files."""
+def main(
+    argv: Sequence[str] | None = None,
+    prog: str = "python -m cdc_warehouse.pg_snapshot",
+    default_landing_root: Path | None = None,
+) -> int:
+    """`cdcw pg-snapshot CONNINFO SLOT PUBLICATION[,...] [LANDING_ROOT] [--two-phase]` (or
+    `python -m cdc_warehouse.pg_snapshot ...`): create the slot and write its snapshot files.
+    Through `cdcw` the landing root defaults to the warehouse's (CDC_LANDING_ROOT)."""
     parser = argparse.ArgumentParser(
-        prog="python -m cdc_warehouse.pg_snapshot",
+        prog=prog,
         description="create a pgoutput slot with an exported snapshot and write its snapshot files",
     )
     parser.add_argument("conninfo", help="libpq connection string or URI of the database")
     parser.add_argument("slot")
     parser.add_argument("publications", help="comma-separated publication names")
-    parser.add_argument("landing_root", type=Path)
+    parser.add_argument(
+        "landing_root",
+        type=Path,
+        nargs="?" if default_landing_root is not None else None,
+        default=default_landing_root,
+        help="the landing root"
+        + (f" (default {default_landing_root})" if default_landing_root is not None else ""),
+    )
     parser.add_argument("--two-phase", action="store_true", help="a two-phase slot")
     parser.add_argument("--psql", default="psql", help="the psql binary")
     args = parser.parse_args(argv)
@@ -408,7 +420,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             psql=args.psql,
         )
     except (SnapshotError, OSError) as exc:
-        print(f"pg_snapshot: {exc}")
+        print(f"{prog}: {exc}")
         return 1
     print(f"slot {exported.slot} at {exported.consistent_point}: {len(files)} files")
     return 0
