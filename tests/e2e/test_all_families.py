@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import re
 import shutil
 from datetime import UTC, datetime, timedelta
@@ -24,7 +25,7 @@ from cdc_warehouse import typed_models
 from cdc_warehouse.settings import PROJECT_DIR
 from cdc_warehouse.spark import SQL_CONF
 from python_udfs.source_types import spanner_column_type
-from tests.conftest import BUILD_WITHOUT_TESTS, Pipeline
+from tests.conftest import BUILD_WITHOUT_TESTS, SUITE_SHUFFLE_PARTITIONS, Pipeline
 
 from . import (
     datastream_oracle,
@@ -65,9 +66,17 @@ def test_a_full_refresh_equals_the_incremental_runs_and_writes_each_key_cohort_o
     and what waits (cdc_source_freshness) of the wave-by-wave runs. At scale the last shuffle
     before a write keeps its 64 tasks, each holding keys of every cohort; each cohort must still
     come out as one file, not one per task (22,528 small files at 50M events). Coalescing off
-    makes these few rows spread over tasks the same way."""
+    makes these few rows spread over tasks the same way, and the project's 64 partitions replace
+    the suite's 4."""
     pipeline = families_run.pipeline
     monkeypatch.setitem(SQL_CONF, "spark.sql.adaptive.coalescePartitions.enabled", "false")
+    monkeypatch.setenv(
+        "CDC_SQL_CONF",
+        os.environ["CDC_SQL_CONF"].replace(
+            SUITE_SHUFFLE_PARTITIONS,
+            f"spark.sql.shuffle.partitions={SQL_CONF['spark.sql.shuffle.partitions']}",
+        ),
+    )
     assert pipeline.cdcw("dbt", "build", "--full-refresh", *DBT_VARS) == 0
     assert_same_marts(snapshot(pipeline), families_run.snapshots[-1])
     assert read_status(pipeline) == families_run.statuses[-1]
