@@ -22,6 +22,9 @@ cdcw generate-typed-models [--project-dir DIR]
                                write typed models (views and yml, types from each source's
                                schema, cdc_source_columns) for every source table without one,
                                into models/marts/typed/generated/
+cdcw pg-snapshot CONNINFO SLOT PUBLICATION[,...] [LANDING_ROOT]
+                               create a pgoutput slot with an exported snapshot and write its
+                               snapshot files, with psql alone (docs/sources/pgoutput.md)
 cdcw bench --scale N [--out F] generate a workload and measure the pipeline against its floor
                                (its own landing root and warehouse; see docs/benchmarks.md)
 
@@ -66,6 +69,7 @@ from cdc_warehouse.steps import (
 
 USAGE = __doc__ or ""
 GENERATE_TYPED_MODELS = "generate-typed-models"
+PG_SNAPSHOT = "pg-snapshot"
 # Each command's own --help: what it does, and for a pass-through one what it passes on.
 COMMANDS = {
     "run": (
@@ -94,14 +98,19 @@ COMMANDS = {
         "write typed models (views and yml, types from each source's schema) for every source "
         "table without one, into models/marts/typed/generated/"
     ),
+    PG_SNAPSHOT: (
+        "create a pgoutput slot with an exported snapshot and write its tables' snapshot files "
+        "under the landing root, with psql alone (docs/sources/pgoutput.md)"
+    ),
     "bench": (
         "generate a workload and measure the pipeline against its floor (see docs/benchmarks.md)"
     ),
 }
-# Commands whose further arguments go to dbt (or the benchmark's own parser) unchanged.
-PASS_THROUGH = ("run", "dbt", "bench")
+# Commands whose further arguments go to dbt (or the benchmark's or pg-snapshot's own parser)
+# unchanged.
+PASS_THROUGH = ("run", "dbt", "bench", PG_SNAPSHOT)
 # Commands whose every argument is passed on: their own help is asked for before any of them.
-PASSED_WHOLE = ("dbt", "bench")
+PASSED_WHOLE = ("dbt", "bench", PG_SNAPSHOT)
 HELP_FLAGS = ("-h", "--help")
 DBT_USAGE = "cdcw [-v] dbt DBT_COMMAND [DBT ARGS...]"
 VERBOSE_HELP = (
@@ -133,7 +142,7 @@ def command_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help=VERBOSE_HELP)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, description in COMMANDS.items():
-        # The benchmark's -h is its own parser's; dbt's is printed by `execute`.
+        # The benchmark's and pg-snapshot's -h are their parsers'; dbt's is printed by `execute`.
         command = commands.add_parser(
             name,
             prog=f"cdcw {name}",
@@ -244,6 +253,17 @@ def execute(argv: Sequence[str], settings: Settings) -> int:
 
         try:
             return benchmark.main(command.passed_on)
+        except SystemExit as stop:  # its own parser's help or usage error
+            return int(stop.code or 0)
+    if command.name == PG_SNAPSHOT:
+        from cdc_warehouse import pg_snapshot
+
+        try:
+            return pg_snapshot.main(
+                command.passed_on,
+                prog=f"cdcw {PG_SNAPSHOT}",
+                default_landing_root=settings.landing_root,
+            )
         except SystemExit as stop:  # its own parser's help or usage error
             return int(stop.code or 0)
     if command.name == "dbt" and any(arg in HELP_FLAGS for arg in command.passed_on):

@@ -242,6 +242,7 @@ FRESHNESS_COLUMNS = (
     "seconds_since_landing",
     "commit_lag_seconds",
     "pending_transactions",
+    "overdue_transactions",
     "quarantined_in_last_run",
 )
 # A cell wider than this is cut (an error sentence, a long file name).

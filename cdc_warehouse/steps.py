@@ -273,6 +273,18 @@ def tested_through(spark, settings: Settings, last: build_record.BuildRecord | N
     return min(built, last.landing_run)
 
 
+# dbt's unit tests prove the SQL's rules on inputs of their own, not the landed data: the
+# scheduled job's build leaves them out unless its caller chose the resource types itself
+# (`cdcw dbt test --select test_type:unit` runs them).
+RESOURCE_TYPE_CHOICES = ("--resource-type", "--resource-types")
+
+
+def without_unit_tests(build_args: Sequence[str]) -> list[str]:
+    if any(arg.split("=", 1)[0] in RESOURCE_TYPE_CHOICES for arg in build_args):
+        return list(build_args)
+    return [*build_args, "--exclude-resource-type", "unit_test"]
+
+
 def build(
     spark, build_args: Sequence[str], settings: Settings, tested_through_run: int | None
 ) -> bool:
@@ -280,7 +292,7 @@ def build(
     after `tested_through_run` (None: every row)."""
     set_test_scope(spark, tested_from_run(tested_through_run, build_args, settings.test_every_row))
     try:
-        return run_dbt(["build", *build_args], settings)
+        return run_dbt(["build", *without_unit_tests(build_args)], settings)
     finally:
         set_test_scope(spark, None)
 

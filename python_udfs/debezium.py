@@ -22,6 +22,12 @@ from decimal import Decimal
 from typing import Any
 
 from python_udfs.change_log import CHANGE_COLUMNS
+from python_udfs.debezium_transactions import (
+    TRANSACTION_COLUMNS,
+    change_transaction_fields,
+    is_transaction_record,
+    transaction_record_fields,
+)
 from python_udfs.decoding import NO_SETTINGS, DecodeSettings
 from python_udfs.json_values import (
     NON_FINITE_FLOAT_TEXTS,
@@ -42,6 +48,9 @@ EXTRA_COLUMNS: tuple[tuple[str, str], ...] = (
     # python_udfs/source_types.py: column -> [Kafka Connect type, Spark type]; NULL without
     # the schema envelope.
     ("column_types", "string"),
+    # python_udfs/debezium_transactions.py: a change event's transaction and place in it, or a
+    # BEGIN / END record's transaction and counts.
+    *TRANSACTION_COLUMNS,
 )
 COLUMNS = CHANGE_COLUMNS + EXTRA_COLUMNS
 FIELDS: tuple[str, ...] = tuple(name for name, _ in COLUMNS)
@@ -50,7 +59,6 @@ _OPS = {"c": "insert", "u": "update", "d": "delete", "r": "snapshot", "t": "trun
 # Logical decoding messages (pg_logical_emit_message) carry no row: not a change, not an error.
 _MESSAGE_OP = "m"
 _HEARTBEAT_TOPIC_PREFIX = "__debezium-heartbeat"
-_TRANSACTION_TOPIC_SUFFIX = ".transaction"
 
 _INTEGER_TYPES = frozenset({"int8", "int16", "int32", "int64"})
 # PostgreSQL's +/-infinity timestamps arrive as the extreme int64 values (as the JDBC driver
@@ -87,8 +95,11 @@ def flatten_record(
     (python_udfs/decoding.py's `Decoder`).
 
     Never raises: bad input must reach the quarantine with a reason instead of stopping a run.
-    Tombstones, transaction metadata, heartbeats and logical decoding messages are not changes:
-    they return a row whose op and error are both None, which the SQL drops.
+    Tombstones, heartbeats and logical decoding messages are not changes: they return a row
+    whose op and error are both None, which the SQL drops. A BEGIN or END record of the
+    transaction topic is no change either: its row has no op and carries the transaction's key,
+    status and (END) event counts, and a change event's row its transaction key and place
+    (python_udfs/debezium_transactions.py), which the SQL counts against the END.
 
     With the `{"schema", "payload"}` envelope, values are typed by their Kafka Connect schema
     (dates, times, timestamps, decimals, JSON, bytes, arrays). Without it, nothing tells a date
@@ -163,7 +174,7 @@ def _flatten(
     letter = payload.get("op")
     if letter is None:
         if is_transaction_record(topic, payload):
-            return _row()
+            return _row(**_transaction(transaction_record_fields, payload))
         raise _BadRecord("payload without op")
     if letter == _MESSAGE_OP:
         return _row()
@@ -194,6 +205,7 @@ def _flatten(
         # One change, sent again at another offset, has the same lsn; the delete and the create
         # of a primary key change share their lsn and differ by op.
         "event_id": f"lsn:{lsn}:{op}",
+        **_transaction(change_transaction_fields, payload),
     }
     if op == "truncate":
         return _row(key_json=None, row_image={}, **position)
@@ -220,15 +232,15 @@ def _flatten(
     )
 
 
-def is_transaction_record(topic: str, payload: dict[str, Any]) -> bool:
-    """A BEGIN or END record of the server's transaction topic (`<server>.transaction`): it
-    has a status and no op, which every change event has. `debezium_transactions` decodes
-    these; `flatten_record` passes them by."""
-    return (
-        topic.endswith(_TRANSACTION_TOPIC_SUFFIX)
-        and "status" in payload
-        and payload.get("op") is None
-    )
+def _transaction(
+    fields: Callable[[dict[str, Any]], dict[str, Any]], payload: dict[str, Any]
+) -> dict[str, Any]:
+    """The transaction fields `fields` reads from the payload; what does not fit is the
+    record's quarantine reason."""
+    try:
+        return fields(payload)
+    except ValueError as exc:
+        raise _BadRecord(str(exc)) from None
 
 
 def _column_types(images: dict[str, dict[str, Any]] | None, image: str) -> str | None:

@@ -1,41 +1,16 @@
 """Debezium transaction metadata (`provide.transaction.metadata`, CONTRACT §1 "debezium" and §2
 "Debezium transactions"): the BEGIN and END records of the server's transaction topic
-(`transaction_record`), and the `transaction` block each change event then carries
-(`change_transaction`), so that SQL can count a transaction's landed events per table against
-its END record and apply the transaction only once it is whole.
+(`transaction_record_fields`), and the `transaction` block each change event then carries
+(`change_transaction_fields`). `debezium.flatten_record` reads both from the payload it has
+parsed, so a line is parsed once; the SQL counts a transaction's landed events per data
+collection against its END and applies the transaction only once it is whole
+(models/intermediate/debezium/, docs/sources/debezium.md "Transactions").
 
 A transaction is known by its id; where the id has the PostgreSQL connector's `<txid>:<lsn>`
 form, by its txid part, since the lsn part may differ between its records (`transaction_key`).
-Counts are JSON numbers as Kafka Connect writes int64, or decimal strings as Debezium's own
-documentation prints them.
-
-Lines that are not what a function decodes, including lines too damaged to tell, come back
-with every field None: `debezium.flatten_record` reports those, so no line is quarantined for
-the same fault twice.
-
-How SQL should use them (a proposal; the models come with the family registry):
-- `int_debezium__transaction_records`: the decoded BEGIN/END rows, with file and line; errors
-  to the quarantine. The END of a transaction key is its first END in landing order; a later
-  END with other counts is a conflict to quarantine, an equal one a redelivery.
-- Each change row of a server gets its event's transaction key, data collection and
-  data_collection_order (ideally from `payload_transaction` inside `flatten_record`, which has
-  the payload parsed already). Landed events are counted per (server, transaction key, data
-  collection) as distinct data_collection_order, so an event delivered twice counts once.
-- A transaction is complete when its END has landed and, for each collection of its END, the
-  distinct events landed equal the END's count. Its changes then enter the change log with the
-  landing run in which it became complete (as a pgoutput transaction's changes take its
-  commit's), in their source order; until then they wait, whatever run brought them.
-- A change without a transaction block (a server without metadata, snapshot reads 'r')
-  applies as it lands.
-- An END that never comes (the connector crashed between the last event and END and the
-  record was lost, metadata turned on mid-transaction, the transaction topic not landed): the
-  events wait; they are never applied partially. `cdc_source_freshness` lists them as pending
-  transactions with server, transaction key, events landed per table, the END's counts if any,
-  and the age since the first event landed; one is "overdue" when a later transaction of the
-  same server is complete, since the connector sends transactions in commit order and one that
-  does not complete before its successor will not complete by waiting. A dbt test warns on
-  overdue transactions; releasing one is an operator's decision (a dbt var naming the
-  transaction keys to apply as they stand), never a timeout.
+Counts and orders are JSON numbers as Kafka Connect writes int64, or decimal strings as
+Debezium's own documentation prints them. A data collection is named `<schema>.<table>`, as the
+change's source_table.
 """
 
 from __future__ import annotations
@@ -44,36 +19,18 @@ import re
 from decimal import Decimal
 from typing import Any
 
-from python_udfs.debezium import (
-    _HEARTBEAT_TOPIC_PREFIX,
-    _OPS,
-    _BadRecord,
-    _embedded,
-    _source_table,
-    is_transaction_record,
-)
-from python_udfs.json_values import line_object
-
+# The fields of a decoded Debezium line that carry transaction metadata (python_udfs/debezium.py
+# adds them to the change-log row). A change event fills the first two, a BEGIN or END record
+# the first and the last three; None everywhere: no transaction metadata.
 TRANSACTION_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("error", "string"),
-    ("status", "string"),  # BEGIN | END; None: the line is no transaction record
-    ("transaction_id", "string"),  # as sent
-    ("transaction_key", "string"),  # `transaction_key(transaction_id)`
-    ("event_count", "bigint"),  # END: the events of the transaction
-    ("data_collections", "map<string,bigint>"),  # END: data collection -> its events
-    ("record_ts", "bigint"),  # ts_ms, in epoch microseconds as committed_at is
+    ("transaction_key", "string"),  # `transaction_key` of the transaction's id
+    ("data_collection_order", "bigint"),  # the event's place among its collection's events
+    ("transaction_status", "string"),  # BEGIN | END
+    ("transaction_event_count", "bigint"),  # END: the events of the transaction
+    ("transaction_collections", "map<string,bigint>"),  # END: data collection -> its events
 )
-TRANSACTION_FIELDS: tuple[str, ...] = tuple(name for name, _ in TRANSACTION_COLUMNS)
 
-CHANGE_TRANSACTION_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("error", "string"),
-    ("transaction_key", "string"),  # None: no transaction block, the change applies as it lands
-    ("data_collection", "string"),  # `<schema>.<table>`, the change's source_table
-    ("total_order", "bigint"),  # the event's place among its transaction's events, from 1
-    ("data_collection_order", "bigint"),  # its place among the events of its collection
-)
-CHANGE_TRANSACTION_FIELDS: tuple[str, ...] = tuple(name for name, _ in CHANGE_TRANSACTION_COLUMNS)
-
+_TRANSACTION_TOPIC_SUFFIX = ".transaction"
 _STATUSES = frozenset({"BEGIN", "END"})
 # The PostgreSQL connector's transaction id: the xid, then the lsn of the record that sent it.
 _POSTGRES_ID = re.compile(r"([0-9]+):[0-9]+")
@@ -88,35 +45,20 @@ def transaction_key(transaction_id: str) -> str:
     return match.group(1) if match else transaction_id
 
 
-def transaction_record(line: str) -> dict[str, Any]:
-    """A transaction topic line as the row of TRANSACTION_COLUMNS: status, id and key, and for
-    END the event counts, total and per data collection, which must add up. With or without
-    the schema/payload envelope. Never raises: `error` names what does not fit."""
-    row: dict[str, Any] = dict.fromkeys(TRANSACTION_FIELDS)
-    payload = _payload(line)
-    if payload is None or not is_transaction_record(payload[0], payload[1]):
-        return row
-    try:
-        row.update(_transaction(payload[1]))
-    except ValueError as exc:
-        row["error"] = str(exc)
-    return row
+def is_transaction_record(topic: str, payload: dict[str, Any]) -> bool:
+    """A BEGIN or END record of the server's transaction topic (`<server>.transaction`): it
+    has a status and no op, which every change event has."""
+    return (
+        topic.endswith(_TRANSACTION_TOPIC_SUFFIX)
+        and "status" in payload
+        and payload.get("op") is None
+    )
 
 
-def _payload(line: str) -> tuple[str, dict[str, Any]] | None:
-    """(topic, value payload) of a kcat line; None for any line that holds no such pair."""
-    try:
-        record = line_object(line)
-        topic = record.get("topic")
-        _, payload = _embedded(record, "payload")
-    except (ValueError, _BadRecord):
-        return None
-    if not isinstance(topic, str) or not isinstance(payload, dict):
-        return None
-    return topic, payload
-
-
-def _transaction(payload: dict[str, Any]) -> dict[str, Any]:
+def transaction_record_fields(payload: dict[str, Any]) -> dict[str, Any]:
+    """A BEGIN or END record's value payload as TRANSACTION_COLUMNS, and `committed_at`, its
+    ts_ms in epoch microseconds (None without one). END carries the event counts, total and per
+    data collection, which must add up. ValueError names what does not fit."""
     status = payload.get("status")
     if not isinstance(status, str) or status not in _STATUSES:
         raise ValueError(f"unknown transaction status {_shown(status)}")
@@ -137,12 +79,32 @@ def _transaction(payload: dict[str, Any]) -> dict[str, Any]:
             f"data_collections count {sum(counts.values())} events, event_count says {total}"
         )
     return {
-        "status": status,
-        "transaction_id": transaction_id,
         "transaction_key": transaction_key(transaction_id),
-        "event_count": total,
-        "data_collections": counts,
-        "record_ts": None if ts_ms is None else ts_ms * 1000,
+        "transaction_status": status,
+        "transaction_event_count": total,
+        "transaction_collections": counts,
+        "committed_at": None if ts_ms is None else ts_ms * 1000,
+    }
+
+
+def change_transaction_fields(payload: dict[str, Any]) -> dict[str, Any]:
+    """A change event's transaction key and data_collection_order, from the `transaction`
+    block of its value payload; both None when it has none (a server without metadata, a
+    snapshot read). ValueError names a block that does not fit."""
+    block = payload.get("transaction")
+    if block is None:
+        return {"transaction_key": None, "data_collection_order": None}
+    if not isinstance(block, dict):
+        raise ValueError("transaction is not an object")
+    transaction_id = _transaction_id(block.get("id"), "transaction.id")
+    # Not stored (a collection's events are counted by their own order), but a block whose
+    # place in its transaction is not a number is not the connector's.
+    _count(block.get("total_order"), "transaction.total_order", 1)
+    return {
+        "transaction_key": transaction_key(transaction_id),
+        "data_collection_order": _count(
+            block.get("data_collection_order"), "transaction.data_collection_order", 1
+        ),
     }
 
 
@@ -186,52 +148,3 @@ def _collection_counts(collections: Any) -> dict[str, int]:
             raise ValueError(f"data_collection {name!r} listed twice")
         counts[name] = _count(entry.get("event_count"), f"event_count of {name!r}", 0)
     return counts
-
-
-def payload_transaction(topic: str, payload: dict[str, Any]) -> dict[str, Any] | None:
-    """The transaction fields (CHANGE_TRANSACTION_COLUMNS but error) of a change event's parsed
-    value payload; None when it has no transaction block. The data collection is the change's
-    source_table, `<schema>.<table>`, as the PostgreSQL connector names the collections of an
-    END record. ValueError naming a block that does not fit."""
-    block = payload.get("transaction")
-    if block is None:
-        return None
-    if not isinstance(block, dict):
-        raise ValueError("transaction is not an object")
-    transaction_id = _transaction_id(block.get("id"), "transaction.id")
-    source = payload.get("source")
-    if not isinstance(source, dict):
-        raise ValueError("missing field: payload.source")
-    try:
-        collection = _source_table(source, topic)
-    except _BadRecord as exc:
-        raise ValueError(str(exc)) from None
-    return {
-        "transaction_key": transaction_key(transaction_id),
-        "data_collection": collection,
-        "total_order": _count(block.get("total_order"), "transaction.total_order", 1),
-        "data_collection_order": _count(
-            block.get("data_collection_order"), "transaction.data_collection_order", 1
-        ),
-    }
-
-
-def change_transaction(line: str) -> dict[str, Any]:
-    """A change event line as the row of CHANGE_TRANSACTION_COLUMNS: its transaction key, data
-    collection and places, or every field None for a change without a transaction block and
-    for a line that is no change event (a tombstone, a heartbeat, a transaction record, a
-    logical decoding message, or a line flatten_record rejects). Never raises: `error` names
-    a transaction block that does not fit."""
-    row: dict[str, Any] = dict.fromkeys(CHANGE_TRANSACTION_FIELDS)
-    payload = _payload(line)
-    if payload is None:
-        return row
-    topic, value = payload
-    op = value.get("op")
-    if topic.startswith(_HEARTBEAT_TOPIC_PREFIX) or not isinstance(op, str) or op not in _OPS:
-        return row
-    try:
-        row.update(payload_transaction(topic, value) or {})
-    except ValueError as exc:
-        row["error"] = str(exc)
-    return row

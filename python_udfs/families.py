@@ -15,9 +15,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from python_udfs import datastream, debezium, pgoutput, spanner
+from python_udfs import datastream, debezium, pgoutput, snapshots, spanner, spanner_snapshot
 from python_udfs.change_log import CHANGE_COLUMNS, spark_schema
 from python_udfs.decoding import Decoder
+from python_udfs.pgoutput import snapshot as pgoutput_snapshot
 
 # A record file's reader: its path in; (record number, line, load error) out, one per record.
 RecordReader = Callable[[str], Iterator[tuple[int, str | None, str | None]]]
@@ -75,6 +76,26 @@ class Models:
     changes_keyed: bool = True
 
 
+# The first directory under a source's that holds its snapshot files (the SQL's rule: the macro
+# `is_snapshot_file`).
+SNAPSHOT_DIRECTORY = "snapshot"
+
+
+@dataclass(frozen=True)
+class Snapshots:
+    """A raw log family's initial snapshot files, `<family>/<source>/snapshot/**` (CONTRACT §1
+    "Initial snapshots"; the path rule is the macro `is_snapshot_file`): no part of the source's
+    log, decoded in two stages of their own, each file's header once, then each row with it."""
+
+    # Unit: a file's first line; one row of python_udfs/snapshots.py's HEADER_COLUMNS (plus the
+    # family's extras), kept one row per file by `headers`.
+    header: DecodeStage
+    # Unit: (a further line, its file's header_json); a change-log row with op 'snapshot'.
+    row: DecodeStage
+    headers: str
+    rows: str
+
+
 @dataclass(frozen=True)
 class Family:
     """A source family: a directory under the landing root, a decoder, its models."""
@@ -90,9 +111,9 @@ class Family:
     # Where `sort_pos`, the source's own order as sortable text, is built (docs/sources/).
     sort_position: str
     # The version of that encoding. Raise it when the family's decoding would give a change
-    # another `sort_pos` (or `txn_id`, `event_id`) than the one already stored: the warehouse
-    # records the versions it was built with, and `cdcw run` refuses to mix encodings until a
-    # full refresh (cdc_warehouse/build_versions.py).
+    # another `sort_pos` (or `txn_id`, `event_id`, or the transaction fields its models count)
+    # than the one already stored: the warehouse records the versions it was built with, and
+    # `cdcw run` refuses to mix encodings until a full refresh (cdc_warehouse/build_versions.py).
     sort_key_version: int
     # The model whose rows with op 'truncate' are the family's truncates (they name a table,
     # not a key; int_cdc__truncates); None: it has none.
@@ -105,10 +126,20 @@ class Family:
     # What of the family waits for later lines (cdc_source_freshness counts it, in a CTE
     # `<family>_pending`); None: every change applies as it lands.
     pending: str | None = None
+    # Its initial snapshot files; None: it has none (its source's own initial reads, if any,
+    # are part of its log).
+    snapshots: Snapshots | None = None
 
     @property
     def suffixes(self) -> tuple[str, ...]:
         return self.text_suffixes + tuple(self.record_readers)
+
+    @property
+    def all_stages(self) -> tuple[DecodeStage, ...]:
+        """Every decoding stage the UDFs are registered for: the log's, then the snapshots'."""
+        if self.snapshots is None:
+            return self.stages
+        return (*self.stages, self.snapshots.header, self.snapshots.row)
 
 
 # In landing order.
@@ -121,16 +152,39 @@ FAMILIES: tuple[Family, ...] = (
         stages=(DecodeStage("spanner_flatten", spanner.flatten_line, spanner.COLUMNS, many=True),),
         models=Models(
             staging="stg_spanner__lines",
-            decoded=("int_spanner__records",),
+            decoded=(
+                "int_spanner__records",
+                "int_spanner__snapshot_headers",
+                "int_spanner__snapshot_rows",
+            ),
             changes="int_spanner__changes",
             changes_keyed=False,
         ),
-        sort_position="python_udfs/spanner.py, `_data_change_rows`",
+        sort_position=(
+            "python_udfs/spanner.py, `_data_change_rows`; snapshot rows "
+            "python_udfs/spanner_snapshot.py, `snapshot_sort_pos`"
+        ),
         sort_key_version=1,
         column_types="own",
         pending=(
-            "transactions not all of whose records have landed, and changes above the "
-            "stream's low watermark (int_spanner__transactions)"
+            "transactions not all of whose records have landed, and changes and snapshot rows "
+            "above the stream's low watermark (int_spanner__transactions)"
+        ),
+        snapshots=Snapshots(
+            header=DecodeStage(
+                "spanner_snapshot_header",
+                spanner_snapshot.snapshot_header,
+                spanner_snapshot.SPANNER_HEADER_COLUMNS,
+                makes_changes=False,
+            ),
+            row=DecodeStage(
+                "spanner_snapshot_row",
+                spanner_snapshot.snapshot_row,
+                CHANGE_COLUMNS,
+                unit=("line", "header_json"),
+            ),
+            headers="int_spanner__snapshot_headers",
+            rows="int_spanner__snapshot_rows",
         ),
     ),
     Family(
@@ -167,13 +221,20 @@ FAMILIES: tuple[Family, ...] = (
         ),
         models=Models(
             staging="stg_debezium__lines",
-            decoded=("int_debezium__events",),
+            # An END that contradicts the transaction's first END is quarantined there.
+            decoded=("int_debezium__events", "int_debezium__transaction_ends"),
             changes="int_debezium__changes",
+            changes_keyed=False,
         ),
         sort_position="python_udfs/debezium.py, `_flatten`",
-        sort_key_version=1,
-        truncates="int_debezium__events",
+        # 2: transaction metadata decoded (#59); events stored before have no transaction key.
+        sort_key_version=2,
+        truncates="int_debezium__changes",
         column_types="changes",
+        pending=(
+            "transactions of a server with transaction metadata whose END record or some of "
+            "the events it counts have not landed (int_debezium__pending_transactions)"
+        ),
     ),
     Family(
         "pgoutput",
@@ -198,15 +259,39 @@ FAMILIES: tuple[Family, ...] = (
         ),
         models=Models(
             staging="stg_pgoutput__lines",
-            decoded=("int_pgoutput__messages", "int_pgoutput__changes"),
+            decoded=(
+                "int_pgoutput__messages",
+                "int_pgoutput__changes",
+                "int_pgoutput__snapshot_headers",
+                "int_pgoutput__snapshot_rows",
+            ),
             changes="int_pgoutput__changes",
             changes_keyed=False,
         ),
-        sort_position="models/intermediate/pgoutput/int_pgoutput__changes.sql, `sort_pos`",
+        sort_position=(
+            "models/intermediate/pgoutput/int_pgoutput__changes.sql, `sort_pos`; snapshot rows "
+            "python_udfs/pgoutput/snapshot.py, `snapshot_sort_pos`"
+        ),
         sort_key_version=1,
         truncates="int_pgoutput__changes",
         column_types="own",
         pending="transactions streamed or prepared but not yet committed or rolled back",
+        snapshots=Snapshots(
+            header=DecodeStage(
+                "pgoutput_snapshot_header",
+                pgoutput_snapshot.snapshot_header,
+                snapshots.HEADER_COLUMNS,
+                makes_changes=False,
+            ),
+            row=DecodeStage(
+                "pgoutput_snapshot_row",
+                pgoutput_snapshot.snapshot_row,
+                CHANGE_COLUMNS,
+                unit=("line", "header_json"),
+            ),
+            headers="int_pgoutput__snapshot_headers",
+            rows="int_pgoutput__snapshot_rows",
+        ),
     ),
 )
 

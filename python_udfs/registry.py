@@ -161,5 +161,5 @@ def register_all(spark: SparkSession, tables_file: Path) -> None:
     entries = parse_table_settings(tables_file.read_text()) if tables_file.exists() else []
     settings = DecodeSettings(declared_keys=declared_key_lookup(entries))
     for family in FAMILIES:
-        for stage in family.stages:
+        for stage in family.all_stages:
             spark.udf.register(stage.udf, decoding_udf(stage, settings))

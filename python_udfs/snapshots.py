@@ -7,8 +7,12 @@ A snapshot row is one key's whole row as it stood at its snapshot's position, so
 change-log row with op `snapshot` and a full image; it is not a backfill read (placed by source
 time) but sits in the family's own source order, by its `sort_pos`.
 
-Each function of a family decodes one line and never raises: what does not fit comes back as
-the `error` of its row, named in the words below, for the quarantine.
+A family decodes them in two stages of its decoding (python_udfs/decoding.py's `Decoder`,
+declared in python_udfs/families.py): the header stage's unit is a file's first line; the row
+stage's is a further line with its file's header as the header stage returned it
+(`SnapshotRowLine`), which SQL keeps one row per file, since a file's rows may land in later
+runs than its header. Each stage never raises: what does not fit comes back as the `error` of
+its row, named in the words below, for the quarantine.
 """
 
 from __future__ import annotations
@@ -27,6 +31,10 @@ HEADER_COLUMNS: tuple[tuple[str, str], ...] = (
     ("header_json", "string"),  # the validated header, compact; opaque to SQL
     ("column_types", "string"),  # python_udfs/source_types.py: column -> [source, Spark type]
 )
+
+# The row stage's unit: a row line and its file's `header_json` (None where the file's first line
+# was no valid header).
+SnapshotRowLine = tuple[str, str | None]
 
 # The row decoders' answer to a row of a file whose first line is no valid header: each row is
 # quarantined on its own, so none is dropped silently.

@@ -2,7 +2,9 @@
 snapshots"): each table as a strong read at one timestamp read it. The first line of a file is
 its header (`snapshot_header`: read timestamp, table, column types as data change records give
 them, either dialect's shape), every further line one row (`snapshot_row`: values in Spanner's
-JSON encoding), typed by the data change records' own value typing (`spanner._typed`).
+JSON encoding), typed by the data change records' own value typing (`spanner._typed`). Both
+are stages of the family's decoding (python_udfs/decoding.py's `Decoder`;
+python_udfs/families.py).
 
 Where a snapshot row sorts: a strong read at T sees every transaction committed at or before
 T and none after, so the row sorts after every change of its key with commit_timestamp <= T and
@@ -22,6 +24,7 @@ import functools
 import json
 from typing import Any
 
+from python_udfs.decoding import NO_SETTINGS, DecodeSettings
 from python_udfs.json_values import (
     canonical_json,
     loads,
@@ -34,6 +37,7 @@ from python_udfs.json_values import (
 from python_udfs.snapshots import (
     HEADER_COLUMNS,
     NO_HEADER,
+    SnapshotRowLine,
     error_row,
     header_fields,
     row_values,
@@ -72,12 +76,15 @@ def snapshot_sort_pos(read_ns: int) -> str:
     return pos_join(pos_instant(read_ns + 1), pos_text(""))
 
 
-def snapshot_header(line: str) -> dict[str, Any]:
+def snapshot_header(
+    line: str, source_name: str, settings: DecodeSettings = NO_SETTINGS
+) -> dict[str, Any]:
     """A snapshot file's first line, `{"snapshot": {"read_timestamp", "table",
     "column_types"}}`, validated, as the row of `SPANNER_HEADER_COLUMNS`: the table,
     `header_json` for `snapshot_row`, the column types and names. Every column needs a type
     that can be read (each row carries each column), and a name used once. Fields the
-    contract does not name are ignored. Never raises: `error` names what does not fit."""
+    contract does not name are ignored; a header is the same whichever stream it came from.
+    Never raises: `error` names what does not fit."""
     try:
         fields = header_fields(line, loads_exact)
     except ValueError as exc:
@@ -135,19 +142,18 @@ def _header(header_json: str) -> tuple[int, str, SnapshotColumns]:
 
 
 def snapshot_row(
-    line: str,
-    header_json: str | None,
-    source_name: str,
-    declared_keys: KeyLookup | None = None,
+    unit: SnapshotRowLine, source_name: str, settings: DecodeSettings = NO_SETTINGS
 ) -> dict[str, Any]:
-    """One row line, `{"values": {<column>: <Spanner JSON value>}}`, as a change-log row with
-    op `snapshot` at the read timestamp (see the module docstring).
+    """One row line, `{"values": {<column>: <Spanner JSON value>}}`, with its file's
+    `header_json` (`snapshot_header`; None when that line was no valid header), as a change-log
+    row with op `snapshot` at the read timestamp (see the module docstring).
 
     The values must name exactly the header's columns: a snapshot row carries every column
     (that is what completes the partial images after it), and a column the header does not
     type cannot be read, so a missing or an extra column is a row that does not fit its header.
-    The key is the table's declared key, else the columns flagged is_primary_key. `header_json`
-    is the file's `snapshot_header`; None when that line was no valid header. Never raises."""
+    The key is the table's declared key, else the columns flagged is_primary_key. Never
+    raises."""
+    line, header_json = unit
     if header_json is None:
         return error_row(NO_HEADER)
     try:
@@ -163,7 +169,7 @@ def snapshot_row(
         if extra:
             raise ValueError(f"column {extra[0]!r} is not in the header's column_types")
         row = {name: _typed_column(name, types[name], values[name]) for name in types}
-        key_columns = _key_columns(columns, table, source_name, declared_keys)
+        key_columns = _key_columns(columns, table, source_name, settings.declared_keys)
         key_json = canonical_json({name: row[name][0] for name in key_columns})
     except (ValueError, TypeError, KeyError) as exc:
         return error_row(str(exc) or type(exc).__name__)

@@ -36,26 +36,9 @@ def _lines(*documents: object) -> list[bytes]:
     return [json.dumps(document).encode() for document in documents]
 
 
-def _kcat(topic: str, value: object) -> dict[str, object]:
-    return {"topic": topic, "partition": 0, "offset": 3, "key": None, "payload": json.dumps(value)}
-
-
-_DEBEZIUM_SOURCE = {"connector": "postgresql", "ts_ms": 1717401600810, "schema": "inventory"}
-_DEBEZIUM_END = {
-    "status": "END",
-    "id": "571:53195832",
-    "event_count": 2,
-    "data_collections": [
-        {"data_collection": "inventory.orders", "event_count": 1},
-        {"data_collection": "inventory.order_lines", "event_count": 1},
-    ],
-    "ts_ms": 1717401600900,
-}
-
 # Files of the line kinds issue 59 adds, which the bundled sample data does not hold yet: a
-# snapshot file (its header, then rows) per raw log family and dialect, and a Debezium
-# transaction (BEGIN, its change events with their transaction blocks, END with and without
-# the envelope).
+# snapshot file (its header, then rows) per raw log family and dialect. (The sample's Debezium
+# server pg_txn holds the transaction records.)
 NEW_KIND_FILES: dict[str, list[bytes]] = {
     "pgoutput_snapshot": _lines(
         {
@@ -122,45 +105,6 @@ NEW_KIND_FILES: dict[str, list[bytes]] = {
             }
         },
         {"values": {"id": "acc-1", "balance": "NaN", "opened": "2024-01-31"}},
-    ),
-    "debezium_transaction": _lines(
-        _kcat(
-            "pg.transaction",
-            {
-                **_DEBEZIUM_END,
-                "status": "BEGIN",
-                "id": "571:53195829",
-                "event_count": None,
-                "data_collections": None,
-            },
-        ),
-        _kcat(
-            "pg.inventory.orders",
-            {
-                "before": None,
-                "after": {"id": 1},
-                "source": {**_DEBEZIUM_SOURCE, "table": "orders", "txId": 571, "lsn": 53195830},
-                "op": "c",
-                "transaction": {"id": "571:53195832", "total_order": 1, "data_collection_order": 1},
-            },
-        ),
-        _kcat(
-            "pg.inventory.order_lines",
-            {
-                "before": {"id": 2},
-                "after": None,
-                "source": {
-                    **_DEBEZIUM_SOURCE,
-                    "table": "order_lines",
-                    "txId": 571,
-                    "lsn": 53195831,
-                },
-                "op": "d",
-                "transaction": {"id": "571:53195832", "total_order": 2, "data_collection_order": 1},
-            },
-        ),
-        _kcat("pg.transaction", _DEBEZIUM_END),
-        _kcat("pg.transaction", {"schema": {"type": "struct"}, "payload": _DEBEZIUM_END}),
     ),
 }
 

@@ -7,7 +7,7 @@ prints, per family, the lines of the base waves, the seconds and microseconds pe
 many decoded to an error. Under `py-spy record -- python -m cdc_warehouse.bench.decode_profile
 ...` it shows which functions the time goes to. Each family is timed through its first decoding
 stage (python_udfs/families.py), as its decoding model calls it: pgoutput's `message_row`, as
-`int_pgoutput__messages` calls it."""
+`int_pgoutput__messages` calls it; snapshot files are no part of the log and are left out."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from typing import Any
 
 from python_udfs import datastream
 from python_udfs.decoding import DecodeSettings
-from python_udfs.families import BY_NAME, FAMILIES, DecodeStage
+from python_udfs.families import BY_NAME, FAMILIES, SNAPSHOT_DIRECTORY, DecodeStage
 
 # The settings the decoding models give: no declared key, Debezium's default placeholder.
 SETTINGS = DecodeSettings(placeholders=("__debezium_unavailable_value",))
@@ -30,11 +30,13 @@ _STREAM_START, _STREAM_STOP = ord("S"), ord("E")
 
 
 def base_wave_files(workload_dir: Path, family: str) -> Iterator[tuple[str, Path, str]]:
-    """(wave, file, source name) of the family's files in the base waves, in landing order."""
+    """(wave, file, source name) of the family's log files in the base waves, in landing
+    order."""
     for wave in sorted(workload_dir.glob("wave-*")):
         for path in sorted((wave / family).rglob("*")):
-            if path.is_file():
-                yield wave.name, path, path.relative_to(wave / family).parts[0]
+            source, *below = path.relative_to(wave / family).parts
+            if path.is_file() and below[0] != SNAPSHOT_DIRECTORY:
+                yield wave.name, path, source
 
 
 def family_lines(workload_dir: Path, family: str) -> Iterator[tuple[str, str, str]]:

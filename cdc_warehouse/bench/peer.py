@@ -251,14 +251,16 @@ def run(spark, paths: Sequence[str], warehouse: Path) -> dict[str, Any]:
         .selectExpr("count(*)", "count_if(is_current)")
         .collect()[0]
     )
+    stages = {
+        "create": round(created - started, 3),
+        "read": round(read - created, 3),
+        "current": round(merged_current - read, 3),
+        "history": round(ended - merged_current, 3),
+    }
     return {
-        "seconds": round(ended - started, 3),
-        "stages": {
-            "create": round(created - started, 3),
-            "read": round(read - created, 3),
-            "current": round(merged_current - read, 3),
-            "history": round(ended - merged_current, 3),
-        },
+        # The stages' sum, so that the reported parts add up to the reported whole.
+        "seconds": round(sum(stages.values()), 3),
+        "stages": stages,
         "files": len(paths),
         "changes": count,
         "merges": {"current": _last_merge(spark, current), "history": _last_merge(spark, history)},

@@ -14,6 +14,8 @@
       own_column_types  cdc_source_columns: a family whose CTE `<family>_schemas` reads them
       pending           cdc_source_freshness: a family whose CTE `<family>_pending` counts what
                         waits for later lines
+      snapshots         cdc_source_freshness: a family with initial snapshot files, whose rows
+                        with op 'snapshot' are reads, not commits of its log
     The lists render comma-separated (callers split them): text renders alike in dbt, in
     sqlfluff's templater and in plain Jinja (tests/project_macros.py). -#}
 {% macro source_families(role=none) -%}
@@ -22,10 +24,15 @@
             'name': 'spanner',
             'changes': 'int_spanner__changes',
             'changes_keyed': false,
-            'decoded': ['int_spanner__records'],
+            'decoded': [
+                'int_spanner__records',
+                'int_spanner__snapshot_headers',
+                'int_spanner__snapshot_rows',
+            ],
             'truncates': none,
             'column_types': 'own',
             'pending': true,
+            'snapshots': true,
         },
         {
             'name': 'datastream',
@@ -35,24 +42,32 @@
             'truncates': none,
             'column_types': 'changes',
             'pending': false,
+            'snapshots': false,
         },
         {
             'name': 'debezium',
             'changes': 'int_debezium__changes',
-            'changes_keyed': true,
-            'decoded': ['int_debezium__events'],
-            'truncates': 'int_debezium__events',
+            'changes_keyed': false,
+            'decoded': ['int_debezium__events', 'int_debezium__transaction_ends'],
+            'truncates': 'int_debezium__changes',
             'column_types': 'changes',
-            'pending': false,
+            'pending': true,
+            'snapshots': false,
         },
         {
             'name': 'pgoutput',
             'changes': 'int_pgoutput__changes',
             'changes_keyed': false,
-            'decoded': ['int_pgoutput__messages', 'int_pgoutput__changes'],
+            'decoded': [
+                'int_pgoutput__messages',
+                'int_pgoutput__changes',
+                'int_pgoutput__snapshot_headers',
+                'int_pgoutput__snapshot_rows',
+            ],
             'truncates': 'int_pgoutput__changes',
             'column_types': 'own',
             'pending': true,
+            'snapshots': true,
         },
     ] -%}
     {%- set roles = {
@@ -63,6 +78,7 @@
         'typed_changes': [],
         'own_column_types': [],
         'pending': [],
+        'snapshots': [],
     } -%}
     {%- for family in families -%}
         {%- for model in family.decoded -%}
@@ -86,6 +102,9 @@
     {%- endfor -%}
     {%- for family in families if family.pending -%}
         {%- do roles.pending.append(family.name) -%}
+    {%- endfor -%}
+    {%- for family in families if family.snapshots -%}
+        {%- do roles.snapshots.append(family.name) -%}
     {%- endfor -%}
     {{- exceptions.raise_compiler_error('source_families: no role ' ~ role)
         if role is not none and role not in roles -}}

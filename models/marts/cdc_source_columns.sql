@@ -23,7 +23,27 @@
     the columns only. A run reads only the landing runs after the newest it has seen. -#}
 {%- set seen_through = max_processed(this, 'last_seen_landing_run') if is_incremental() else -1 %}
 
-with spanner_schemas as (
+with spanner_typed_rows as (
+    -- Data change records name the columns they carry; a snapshot header names every column.
+    select
+        source_name,
+        source_table,
+        column_types,
+        error,
+        landing_run
+    from {{ ref('int_spanner__records') }}
+    where record_kind = 'data_change'
+    union all
+    select
+        source_name,
+        source_table,
+        column_types,
+        error,
+        landing_run
+    from {{ ref('int_spanner__snapshot_headers') }}
+),
+
+spanner_schemas as (
     select
         'spanner' as source_system,
         source_name,
@@ -32,10 +52,9 @@ with spanner_schemas as (
         cast(null as array<string>) as column_names,
         min(landing_run) as first_seen_landing_run,
         max(landing_run) as last_seen_landing_run
-    from {{ ref('int_spanner__records') }}
+    from spanner_typed_rows
     where
         landing_run > {{ seen_through }}
-        and record_kind = 'data_change'
         and error is null
         and column_types is not null
     group by source_name, source_table, column_types
@@ -85,9 +104,9 @@ event_schemas as (
     group by source_system, source_name, source_table, column_types, column_names
 ),
 
-pgoutput_schemas as (
+pgoutput_typed_rows as (
+    -- Relation messages name a table's columns and types, as a snapshot header does.
     select
-        'pgoutput' as source_system,
         source_name,
         concat_ws(
             '.',
@@ -95,16 +114,35 @@ pgoutput_schemas as (
             get_json_object(relation_json, '$.name')
         ) as source_table,
         column_types,
+        error,
+        landing_run
+    from {{ ref('int_pgoutput__messages') }}
+    where kind = 'relation'
+    union all
+    select
+        source_name,
+        source_table,
+        column_types,
+        error,
+        landing_run
+    from {{ ref('int_pgoutput__snapshot_headers') }}
+),
+
+pgoutput_schemas as (
+    select
+        'pgoutput' as source_system,
+        source_name,
+        source_table,
+        column_types,
         cast(null as array<string>) as column_names,
         min(landing_run) as first_seen_landing_run,
         max(landing_run) as last_seen_landing_run
-    from {{ ref('int_pgoutput__messages') }}
+    from pgoutput_typed_rows
     where
         landing_run > {{ seen_through }}
-        and kind = 'relation'
         and error is null
         and column_types is not null
-    group by source_name, relation_json, column_types
+    group by source_name, source_table, column_types
 ),
 
 -- The others read theirs in a CTE of their own, `<family>_schemas`.

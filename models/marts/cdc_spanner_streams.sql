@@ -1,10 +1,15 @@
 {{ config(materialized='table') }}
 
 {#- For operators: where each Spanner change stream stands. Changes above the low watermark and
-    transactions still missing records wait; a partition that stops reporting holds the
-    watermark back, and shows here as the lagging one. -#}
+    transactions still missing records wait, and so do snapshot rows read above it; a partition
+    that stops reporting holds the watermark back, and shows here as the lagging one. A stream
+    whose only landed lines are snapshot files has no watermark yet: its rows wait. -#}
 with watermarks as (
     select * from {{ ref('int_spanner__watermarks') }}
+),
+
+snapshot_batches as (
+    select * from {{ ref('int_spanner__snapshot_batches') }}
 ),
 
 open_partitions as (
@@ -29,37 +34,67 @@ pending_transactions as (
 ),
 
 pending_counts as (
+    -- A snapshot batch is complete as it lands: it can only wait for the watermark.
     select
-        source_name,
-        count_if(landed_records < records_in_transaction) as incomplete_transactions,
-        count_if(landed_records >= records_in_transaction) as waiting_transactions,
-        min(case when landed_records < records_in_transaction then commit_ts end)
-            as oldest_incomplete_commit_ts
+        pending_transactions.source_name,
+        count_if(
+            snapshot_batches.txn_id is null
+            and pending_transactions.landed_records < pending_transactions.records_in_transaction
+        ) as incomplete_transactions,
+        count_if(
+            snapshot_batches.txn_id is null
+            and pending_transactions.landed_records >= pending_transactions.records_in_transaction
+        ) as waiting_transactions,
+        sum(snapshot_batches.snapshot_rows) as waiting_snapshot_rows,
+        min(
+            case
+                when
+                    pending_transactions.landed_records
+                    < pending_transactions.records_in_transaction
+                    then pending_transactions.commit_ts
+            end
+        ) as oldest_incomplete_commit_ts
     from pending_transactions
-    group by source_name
+    left join snapshot_batches
+        on
+            pending_transactions.source_name = snapshot_batches.source_name
+            and pending_transactions.server_transaction_id = snapshot_batches.server_transaction_id
+    group by pending_transactions.source_name
 ),
 
 applied_counts as (
     select
-        source_name,
+        released.source_name,
         count(*) as applied_transactions
-    from {{ ref('int_spanner__transactions') }}
-    group by source_name
+    from {{ ref('int_spanner__transactions') }} as released
+    left anti join snapshot_batches
+        on
+            released.source_name = snapshot_batches.source_name
+            and released.server_transaction_id = snapshot_batches.server_transaction_id
+    group by released.source_name
+),
+
+streams as (
+    select source_name from watermarks
+    union
+    select source_name from pending_counts
 ),
 
 final as (
     select
-        watermarks.source_name,
+        streams.source_name,
         watermarks.last_landing_run,
         open_partitions.lagging_partition_token,
-        cast(watermarks.open_partitions as int) as open_partitions,
-        cast(watermarks.finished_partitions as int) as finished_partitions,
+        cast(coalesce(watermarks.open_partitions, 0) as int) as open_partitions,
+        cast(coalesce(watermarks.finished_partitions, 0) as int) as finished_partitions,
         cast(coalesce(applied_counts.applied_transactions, 0) as int)
             as applied_transactions,
         cast(coalesce(pending_counts.incomplete_transactions, 0) as int)
             as incomplete_transactions,
         cast(coalesce(pending_counts.waiting_transactions, 0) as int)
             as waiting_transactions,
+        cast(coalesce(pending_counts.waiting_snapshot_rows, 0) as bigint)
+            as waiting_snapshot_rows,
         timestamp_micros(watermarks.low_watermark_ts) as low_watermark,
         transform(
             open_partitions.by_progress,
@@ -70,13 +105,15 @@ final as (
         ) as open_partition_progress,
         timestamp_micros(pending_counts.oldest_incomplete_commit_ts)
             as oldest_incomplete_committed_at
-    from watermarks
+    from streams
+    left join watermarks
+        on streams.source_name = watermarks.source_name
     left join open_partitions
-        on watermarks.source_name = open_partitions.source_name
+        on streams.source_name = open_partitions.source_name
     left join applied_counts
-        on watermarks.source_name = applied_counts.source_name
+        on streams.source_name = applied_counts.source_name
     left join pending_counts
-        on watermarks.source_name = pending_counts.source_name
+        on streams.source_name = pending_counts.source_name
 )
 
 select * from final

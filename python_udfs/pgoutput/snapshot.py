@@ -1,26 +1,30 @@
 """pgoutput initial snapshot files (`pgoutput/<slot>/snapshot/**/*.jsonl`, CONTRACT §1 "Initial
 snapshots"): each table as `COPY` read it inside the snapshot the slot exported when it was
 created. The first line of a file is its header (`snapshot_header`), every further line one row
-(`snapshot_row`), typed by the same value decoder as TupleData text values.
+(`snapshot_row`), typed by the same value decoder as TupleData text values. Both are stages of
+the family's decoding (python_udfs/decoding.py's `Decoder`; python_udfs/families.py).
 
-Where a snapshot row sorts: the header's lsn is the slot's consistent point, the position from
-which the slot decodes. PostgreSQL decodes a transaction whose commit record starts at or after
-it and leaves it out of the exported snapshot; one whose commit record starts before it is in
-the snapshot and never decoded (snapbuild.c, SnapBuildXactNeedsSkip: skipped iff the commit's
-start < start_decoding_at, which is the consistent point at the slot's first read). The
-consistent point is where a WAL record ends, so a transaction committed "at or before" it in
-the contract's words is one whose commit record starts before it: commit LSN < lsn. A pgoutput
-change's `sort_pos` is (commit LSN, the change's own LSN), each `pos_uint(..., 20)`
+Where a snapshot row sorts: the header's lsn is the slot's consistent point, the end of the WAL
+record at which the slot's snapshot builder became consistent; the exported snapshot holds every
+transaction whose commit record lies before it. The slot decodes a transaction whose commit
+record starts at or after it and skips one whose commit record starts before it (snapbuild.c,
+SnapBuildXactNeedsSkip: skipped iff the commit's start < start_decoding_at, the consistent point
+at the slot's first read). pgoutput's commit LSN is where the commit record starts, and the
+first commit after the consistent point may start exactly there (a transaction still running
+when the builder became consistent, committed by the next WAL record): it is decoded and not in
+the snapshot. So the changes "at or before" the snapshot's position, in the contract's words,
+are those whose commit record ends at or before the consistent point: commit LSN < lsn. A
+pgoutput change's `sort_pos` is (commit LSN, the change's own LSN), each `pos_uint(..., 20)`
 (models/intermediate/pgoutput/int_pgoutput__changes.sql); a snapshot row's is (lsn, 0): after
 every change committed before the consistent point, before every change of a transaction
-committed at it or later (see `snapshot_sort_pos`).
+committed at it or later (see `snapshot_sort_pos`; docs/sources/pgoutput.md, "Initial
+snapshots").
 
-committed_at: the snapshot carries no time, and the nearest commit time in the log depends on
-which log files have landed, so it is NULL (unknown) rather than a guess that could change
-between runs. In history, `valid_from` is the minimum committed_at over a version and the
-versions after it, so as things stand a snapshot version would take its next version's time
-(a version valid for no time at all) or none; a snapshot version's valid_from should stay NULL,
-"since before the log began", which the model must keep instead of taking the next one's.
+committed_at: the snapshot carries no time. A snapshot row is the row as it stood since before
+the slot's log began, so its time is the epoch (1970-01-01T00:00:00Z): a version needs a
+valid_from, and in history a version's valid_from is the minimum committed_at over it and the
+versions after it, so any later time would be taken from the log and change as its files land.
+The freshness view does not count it as a commit applied (models/marts/cdc_source_freshness.sql).
 """
 
 from __future__ import annotations
@@ -29,17 +33,18 @@ import functools
 import json
 from typing import Any
 
+from python_udfs.decoding import NO_SETTINGS, DecodeSettings
 from python_udfs.json_values import loads, pos_join, pos_uint
 from python_udfs.pgoutput import _key_json, parse_lsn, typed_value
 from python_udfs.snapshots import (
     NO_HEADER,
+    SnapshotRowLine,
     error_row,
     header_fields,
     row_values,
     snapshot_change,
 )
 from python_udfs.source_types import ColumnType, column_types_json, pg_column_type
-from python_udfs.table_settings import KeyLookup
 
 # LSN and own-LSN parts, 20 digits each, as int_pgoutput__changes.sql writes a change's.
 _LSN_DIGITS = 20
@@ -47,6 +52,8 @@ _MAX_OID = 2**32 - 1
 
 # A header's columns as (name, type_oid, is_key), in the order the row values come.
 SnapshotColumns = tuple[tuple[str, int, bool], ...]
+# A snapshot row's time: since before the slot's log began (see the module docstring).
+SNAPSHOT_COMMITTED_AT = 0
 
 
 def snapshot_sort_pos(lsn: int) -> str:
@@ -59,13 +66,15 @@ def snapshot_sort_pos(lsn: int) -> str:
     return pos_join(pos_uint(lsn, _LSN_DIGITS), pos_uint(0, _LSN_DIGITS))
 
 
-def snapshot_header(line: str) -> dict[str, Any]:
+def snapshot_header(
+    line: str, source_name: str, settings: DecodeSettings = NO_SETTINGS
+) -> dict[str, Any]:
     """A snapshot file's first line, `{"snapshot": {"lsn", "table", "columns": [{"name",
     "type_oid", "type_modifier", "key"}, ...]}}`, validated field by field, as the row of
     `snapshots.HEADER_COLUMNS`: the table, `header_json` for `snapshot_row`, and the columns'
     types as `cdc_source_columns` collects them (the same as a Relation message gives).
-    Fields the contract does not name are ignored. Never raises: `error` names what does not
-    fit."""
+    Fields the contract does not name are ignored; a header is the same whichever slot it came
+    from. Never raises: `error` names what does not fit."""
     try:
         fields = header_fields(line, loads)
     except ValueError as exc:
@@ -133,18 +142,17 @@ def _header(header_json: str) -> tuple[int, str, SnapshotColumns]:
 
 
 def snapshot_row(
-    line: str,
-    header_json: str | None,
-    source_name: str,
-    declared_keys: KeyLookup | None = None,
+    unit: SnapshotRowLine, source_name: str, settings: DecodeSettings = NO_SETTINGS
 ) -> dict[str, Any]:
-    """One row line, `{"values": [<text or null>, ...]}` in the header's column order, as a
+    """One row line, `{"values": [<text or null>, ...]}` in the header's column order, with its
+    file's `header_json` (`snapshot_header`; None when that line was no valid header), as a
     change-log row with op `snapshot` (see the module docstring for its position and time).
 
     Each value is its type's text output, so it is typed as a TupleData text value ('t') of the
     column's type OID, NULL as 'n'. The key is the table's declared key, else the columns the
-    header flags, else every column (as for changes, `pgoutput.change_rows`). `header_json` is
-    the file's `snapshot_header`; None when that line was no valid header. Never raises."""
+    header flags, else every column (as for changes, `pgoutput.change_rows`). Never raises."""
+    line, header_json = unit
+    declared_keys = settings.declared_keys
     if header_json is None:
         return error_row(NO_HEADER)
     try:
@@ -168,7 +176,7 @@ def snapshot_row(
         key_json=key_json,
         row_image=image,
         sort_pos=snapshot_sort_pos(lsn),
-        committed_at=None,
+        committed_at=SNAPSHOT_COMMITTED_AT,
         position=lsn,
     )
 

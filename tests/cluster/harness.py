@@ -211,8 +211,9 @@ def mart_rows(
     spark, warehouse: Path, schema: str, landing_root: Path
 ) -> dict[str, list[tuple[tuple[str, Any], ...]]]:
     """Every row of the three marts, read from their Delta tables by path (no metastore needed):
-    timestamps as UTC text, file paths relative to the landing root, and the landing wall
-    time (`landed_at`, different in every run) left out."""
+    timestamps as UTC text, file paths relative to the landing root (in a quarantine reason that
+    cites another line's file too), and the landing wall time (`landed_at`, different in every
+    run) left out."""
     marts = {}
     for mart in MARTS:
         frame = spark.read.format("delta").load(str(table_dir(warehouse, schema, mart)))
@@ -228,6 +229,8 @@ def mart_rows(
             values = row.asDict(recursive=True)
             if values.get("file_path"):
                 values["file_path"] = str(Path(values["file_path"]).relative_to(landing_root))
+            if values.get("reason"):
+                values["reason"] = values["reason"].replace(f"{landing_root}/", "")
             values = {k: tuple(v) if isinstance(v, list) else v for k, v in values.items()}
             rows.append(tuple(sorted(values.items())))
         marts[mart] = sorted(rows, key=repr)

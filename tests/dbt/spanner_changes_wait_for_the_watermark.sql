@@ -1,6 +1,6 @@
 -- Spanner: no applied change lies above its stream's low watermark, and every applied change
--- belongs to a transaction whose records have all landed. Under `cdcw run`, only the changes
--- its build applied.
+-- belongs to a transaction whose records have all landed; a snapshot row, at its read timestamp,
+-- waits for the watermark alone. Under `cdcw run`, only the changes its build applied.
 {%- set applied = written_by_this_build('landing_run') %}
 {#- A join hint is what lets Spark push the semi join below the view's aggregates (it does so
     only for a join it can plan as a broadcast), so only these transactions are counted. -#}
@@ -30,6 +30,7 @@ final as (
     select
         applied_changes.source_name,
         applied_changes.txn_id,
+        applied_changes.op,
         applied_changes.committed_at,
         transaction_progress.landed_records,
         transaction_progress.records_in_transaction,
@@ -44,8 +45,10 @@ final as (
     where
         watermarks.low_watermark_ts is null
         or unix_micros(applied_changes.committed_at) > watermarks.low_watermark_ts
-        or transaction_progress.landed_records is null
-        or transaction_progress.landed_records < transaction_progress.records_in_transaction
+        or applied_changes.op != 'snapshot' and (
+            transaction_progress.landed_records is null
+            or transaction_progress.landed_records < transaction_progress.records_in_transaction
+        )
 )
 
 select * from final

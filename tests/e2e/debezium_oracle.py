@@ -34,7 +34,20 @@ Conventions (agreed with the lead, implemented here from their description):
   they hold the key columns only, the rest null);
 - versions, by the rules every family shares: a transaction is a txId (a change without one is
   its own); delete and truncate close the open version; a change's time is source.ts_us, else
-  source.ts_ms * 1000.
+  source.ts_ms * 1000;
+- transaction metadata (``provide.transaction.metadata``): the topic ``<server>.transaction``
+  carries a BEGIN and an END record per transaction (a status, no op); END holds event_count and
+  data_collections [{data_collection, event_count}] (numbers or decimal strings), which must add
+  up; a change event then carries ``transaction`` {id, total_order, data_collection_order}. A
+  transaction is its id, or the txid of a ``<txid>:<lsn>`` id. Its END is the first good END
+  landed for it (wave, path, line); a later one with the same counts is a redelivery, one with
+  other counts is quarantined. A change of a transaction applies once, after all given waves,
+  its END has landed and, per data collection of the END (``<schema>.<table>``, the topic's),
+  every event numbered 1 to its count there has (a redelivered event counts once); until then
+  none of the transaction applies. A change without a block applies as it lands. A transaction
+  with a landed line (an event, BEGIN or END) that is not complete is pending; it is overdue
+  when a complete transaction of its server has a later time (the latest source time or ts_ms
+  among each one's lines).
 """
 
 from __future__ import annotations
@@ -293,7 +306,92 @@ class Change:
     after: dict[str, Any] | None
     before: dict[str, Any] | None
     offset_id: tuple[str, int, int]
+    # (transaction, data collection, data_collection_order) of a change with a transaction
+    # block, else None
+    txn: tuple[str, str, int] | None = None
     seq: int = 0  # landing order
+
+
+@dataclass
+class TxRecord:
+    """One good BEGIN or END record of a server's transaction topic."""
+
+    status: str
+    key: str
+    counts: dict[str, int] | None  # END only: data collection -> its events
+    ts: int | None  # ts_ms, in epoch microseconds
+    offset_id: tuple[str, int, int]
+    file_path: str
+    line_number: int
+
+
+_POSTGRES_TX = re.compile(r"^([0-9]+):[0-9]+$")
+
+
+def transaction_of(tx_id: Any, what: str) -> str:
+    """A transaction's key: the txid of a PostgreSQL ``<txid>:<lsn>`` id, else the id."""
+    if not isinstance(tx_id, str) or tx_id == "":
+        raise BadInput(f"bad {what} {tx_id!r}")
+    m = _POSTGRES_TX.match(tx_id)
+    return m.group(1) if m else tx_id
+
+
+def _count(value: Any, what: str, least: int) -> int:
+    if isinstance(value, str) and value.isdigit() and value.isascii():
+        value = int(value)
+    if not is_int(value) or value < least or value >= 2**63:
+        raise BadInput(f"bad {what} {value!r}")
+    return value
+
+
+def interpret_transaction_record(
+    body: dict[str, Any], offset_id: tuple[str, int, int], where: tuple[str, int]
+) -> TxRecord:
+    status = body.get("status")
+    if status not in ("BEGIN", "END"):
+        raise BadInput(f"bad transaction status {status!r}")
+    key = transaction_of(body.get("id"), "transaction id")
+    ts = body.get("ts_ms")
+    if ts is not None and not is_int(ts):
+        raise BadInput(f"bad ts_ms {ts!r}")
+    total, collections = body.get("event_count"), body.get("data_collections")
+    if status == "END" and (total is None or collections is None):
+        raise BadInput("END without its counts")
+    counts: dict[str, int] | None = None
+    if collections is not None:
+        if not isinstance(collections, list):
+            raise BadInput("data_collections is not a list")
+        counts = {}
+        for entry in collections:
+            if not isinstance(entry, dict):
+                raise BadInput("bad data_collections entry")
+            name = entry.get("data_collection")
+            if not isinstance(name, str) or name == "" or name in counts:
+                raise BadInput(f"bad data_collection {name!r}")
+            counts[name] = _count(entry.get("event_count"), "event_count", 0)
+    if total is not None:
+        total = _count(total, "event_count", 0)
+        if counts is not None and sum(counts.values()) != total:
+            raise BadInput("data_collections do not add up to event_count")
+    return TxRecord(
+        status,
+        key,
+        counts if status == "END" else None,
+        None if ts is None else ts * 1000,
+        offset_id,
+        *where,
+    )
+
+
+def interpret_block(block: Any, source_table: str) -> tuple[str, str, int] | None:
+    """A change event's transaction block as (transaction, data collection, its order there)."""
+    if block is None:
+        return None
+    if not isinstance(block, dict):
+        raise BadInput("transaction block is not an object")
+    key = transaction_of(block.get("id"), "transaction.id")
+    _count(block.get("total_order"), "total_order", 1)
+    return key, source_table, _count(block.get("data_collection_order"), "order", 1)
 
 
 def _unwrap(obj: Any) -> tuple[dict[str, Any] | None, Any]:
@@ -314,8 +412,10 @@ def _field(schema: dict[str, Any] | None, name: str) -> dict[str, Any] | None:
     return None
 
 
-def interpret(source_name: str, record: Any) -> Change | None:
-    """Check and interpret one kcat record; None for a tombstone; BadInput for bad input."""
+def interpret(source_name: str, located: Any) -> Change | TxRecord | None:
+    """Check and interpret one kcat record (with its file and line); None for a tombstone;
+    BadInput for bad input."""
+    path, line, record = located
     if not isinstance(record, dict):
         raise BadInput("record is not an object")
     topic = record.get("topic")
@@ -331,10 +431,6 @@ def interpret(source_name: str, record: Any) -> Change | None:
         return None  # tombstone
     if not isinstance(payload_text, str):
         raise BadInput("payload is not a string")
-    parts = topic.split(".")
-    if len(parts) != 3 or not all(parts):
-        raise BadInput(f"topic {topic!r} is not <server>.<schema>.<table>")
-    source_table = f"{parts[1]}.{parts[2]}"
     try:
         value = parse_json(payload_text)
     except ValueError as exc:
@@ -342,6 +438,13 @@ def interpret(source_name: str, record: Any) -> Change | None:
     value_schema, body = _unwrap(value)
     if not isinstance(body, dict):
         raise BadInput("payload is not an object")
+    offset_id = (topic, partition, offset)
+    if topic == f"{source_name}.transaction" and "status" in body and body.get("op") is None:
+        return interpret_transaction_record(body, offset_id, (path, line))
+    parts = topic.split(".")
+    if len(parts) != 3 or not all(parts):
+        raise BadInput(f"topic {topic!r} is not <server>.<schema>.<table>")
+    source_table = f"{parts[1]}.{parts[2]}"
     op = body.get("op")
     if op not in OP_NAMES:
         raise BadInput(f"unknown op {op!r}")
@@ -360,9 +463,9 @@ def interpret(source_name: str, record: Any) -> Change | None:
         ts = source["ts_ms"] * 1000
     else:
         raise BadInput("missing source.ts_us / ts_ms")
-    offset_id = (topic, partition, offset)
+    txn = interpret_block(body.get("transaction"), source_table)
     if op == "t":
-        return Change(source_name, source_table, op, lsn, tx, ts, None, None, None, offset_id)
+        return Change(source_name, source_table, op, lsn, tx, ts, None, None, None, offset_id, txn)
     if not isinstance(key_text, str):
         raise BadInput("missing record key")
     try:
@@ -386,7 +489,17 @@ def interpret(source_name: str, record: Any) -> Change | None:
     if body.get("before") is not None:
         before = convert_image(body.get("before"), before_schema, "before")
     return Change(
-        source_name, source_table, op, lsn, tx, ts, canonical_json(key), after, before, offset_id
+        source_name,
+        source_table,
+        op,
+        lsn,
+        tx,
+        ts,
+        canonical_json(key),
+        after,
+        before,
+        offset_id,
+        txn,
     )
 
 
@@ -449,22 +562,100 @@ def apply_table(changes: list[Change]) -> dict[str, list[Step]]:
 # --------------------------------------------------------------------------------------------
 
 
-def collect(
-    waves: list[dict[str, bytes]],
-) -> tuple[dict[tuple[str, str], list[Change]], list[dict[str, Any]]]:
-    """Deduplicated changes per (server, table), and the quarantine rows."""
-    changes, quarantine = land(
-        waves, SOURCE_SYSTEM, (".jsonl",), lambda _, data: json_lines(data), interpret
-    )
+def _located(path: str, data: bytes) -> list[tuple[int, Any, str | None]]:
+    """The file's records, each with its file and line (the quarantine of an END names them)."""
+    return [
+        (number, None if raw is None else (path, number, raw), error)
+        for number, raw, error in json_lines(data)
+    ]
+
+
+@dataclass
+class Landed:
+    """What all given waves landed, each record once (by topic, partition and offset)."""
+
+    changes: list[tuple[str, Change]]  # (server, change), in landing order
+    transaction_records: list[tuple[str, TxRecord]]
+    quarantine: list[dict[str, Any]]
+
+
+def landed(waves: list[dict[str, bytes]]) -> Landed:
+    items, quarantine = land(waves, SOURCE_SYSTEM, (".jsonl",), _located, interpret)
     seen_offsets: set[tuple[str, str, int, int]] = set()
-    seen_changes: set[tuple[str, str, str | None, int, str]] = set()
-    tables: dict[tuple[str, str], list[Change]] = {}
-    seq = 0
-    for server, change in changes:
-        offset_key = (server, *change.offset_id)
+    result = Landed([], [], quarantine)
+    for server, item in items:
+        offset_key = (server, *item.offset_id)
         if offset_key in seen_offsets:
             continue
         seen_offsets.add(offset_key)
+        if isinstance(item, TxRecord):
+            result.transaction_records.append((server, item))
+        else:
+            result.changes.append((server, item))
+    return result
+
+
+def transaction_states(
+    found: Landed,
+) -> tuple[set[tuple[str, str]], dict[tuple[str, str], int | None], list[dict[str, Any]]]:
+    """(the complete transactions, every transaction seen with its latest time, the quarantine
+    rows of ENDs that contradict their transaction's first END)."""
+    ends: dict[tuple[str, str], TxRecord] = {}
+    conflicts = []
+    times: dict[tuple[str, str], int | None] = {}
+
+    def saw(transaction: tuple[str, str], at: int | None) -> None:
+        known = times.get(transaction)
+        times[transaction] = at if known is None else known if at is None else max(known, at)
+
+    for server, record in found.transaction_records:
+        transaction = (server, record.key)
+        saw(transaction, record.ts)
+        if record.status != "END":
+            continue
+        first = ends.setdefault(transaction, record)
+        if first is not record and first.counts != record.counts:
+            conflicts.append(
+                {
+                    "source_system": SOURCE_SYSTEM,
+                    "source_name": server,
+                    "file_path": record.file_path,
+                    "line_number": record.line_number,
+                    "reason": "an END that counts otherwise than the transaction's first",
+                }
+            )
+    events: dict[tuple[str, str], set[tuple[str, int]]] = {}
+    for server, change in found.changes:
+        if change.txn is not None:
+            key, collection, order = change.txn
+            saw((server, key), change.ts)
+            events.setdefault((server, key), set()).add((collection, order))
+    complete = {
+        transaction
+        for transaction, end in ends.items()
+        if all(
+            {(name, n) for n in range(1, count + 1)} <= events.get(transaction, set())
+            for name, count in (end.counts or {}).items()
+        )
+    }
+    return complete, times, conflicts
+
+
+def collect(
+    waves: list[dict[str, bytes]],
+) -> tuple[dict[tuple[str, str], list[Change]], list[dict[str, Any]]]:
+    """Deduplicated changes per (server, table) that apply, and the quarantine rows."""
+    found = landed(waves)
+    complete, _, conflicts = transaction_states(found)
+    quarantine = sorted(
+        found.quarantine + conflicts, key=lambda row: (row["file_path"], row["line_number"])
+    )
+    seen_changes: set[tuple[str, str, str | None, int, str]] = set()
+    tables: dict[tuple[str, str], list[Change]] = {}
+    seq = 0
+    for server, change in found.changes:
+        if change.txn is not None and (server, change.txn[0]) not in complete:
+            continue  # its transaction waits
         change_key = (server, change.source_table, change.key_json, change.lsn, change.op)
         if change_key in seen_changes:
             continue
@@ -473,6 +664,27 @@ def collect(
         change.seq = seq
         tables.setdefault((server, change.source_table), []).append(change)
     return tables, quarantine
+
+
+def expected_pending(waves: list[dict[str, bytes]]) -> dict[str, dict[str, int]]:
+    """Per server that has sent transaction metadata: its transactions not complete after all
+    ``waves`` (pending), and those of them older than a complete one (overdue)."""
+    complete, times, _ = transaction_states(landed(waves))
+    newest: dict[str, int] = {}
+    for server, key in complete:
+        at = times[(server, key)]
+        if at is not None:
+            newest[server] = max(newest.get(server, at), at)
+    counts: dict[str, dict[str, int]] = {
+        server: {"pending": 0, "overdue": 0} for server, _ in times
+    }
+    for (server, key), at in times.items():
+        if (server, key) in complete:
+            continue
+        counts[server]["pending"] += 1
+        late = at is not None and server in newest and at < newest[server]
+        counts[server]["overdue"] += int(late)
+    return counts
 
 
 def expected_marts(waves: list[dict[str, bytes]]) -> dict[str, list[dict[str, Any]]]:

@@ -39,6 +39,7 @@ DBT_VARS = ("--vars", "{cdc_keys_per_partition: 3}")
 UNHINTED_RUN = 3
 UNHINTED_VARS = ("--vars", "{cdc_keys_per_partition: 3, cdc_broadcast_max_rows: 0}")
 SPANNER_STATUS = "cdc_spanner_streams"
+FRESHNESS = "cdc_source_freshness"
 # The models that join by what a run changed, and the hints on the joins whose build side is a
 # run's recomputed keys or new changes (`broadcast_hint`); cdc_history's per-table list of
 # unknown columns is bounded by the schema and always broadcast.
@@ -81,9 +82,10 @@ def of_system(marts: dict[str, list[dict[str, Any]]], system: str) -> dict[str, 
 @dataclass
 class FamiliesRun:
     pipeline: Pipeline
-    # The marts and the Spanner status view after each run.
+    # The marts, the Spanner status view and the operator view of every source after each run.
     snapshots: list[dict[str, list[dict[str, Any]]]]
     statuses: list[list[dict[str, Any]] | str]
+    freshness: list[list[dict[str, Any]]]
     # What each run said on stderr.
     outputs: list[str]
     # What the unhinted run compiled for HINTED_MODELS.
@@ -95,7 +97,7 @@ class FamiliesRun:
 
 
 def run_families(pipeline: Pipeline) -> FamiliesRun:
-    snapshots, statuses, outputs, unhinted_sql = [], [], [], ""
+    snapshots, statuses, freshness, outputs, unhinted_sql = [], [], [], [], ""
     for number in range(1, RUNS + 1):
         for waves in FAMILY_WAVES.values():
             if number <= len(waves):
@@ -111,4 +113,5 @@ def run_families(pipeline: Pipeline) -> FamiliesRun:
             unhinted_sql = compiled_hinted_sql(pipeline)
         snapshots.append(snapshot(pipeline))
         statuses.append(read_status(pipeline))
-    return FamiliesRun(pipeline, snapshots, statuses, outputs, unhinted_sql)
+        freshness.append(pipeline.rows(FRESHNESS))
+    return FamiliesRun(pipeline, snapshots, statuses, freshness, outputs, unhinted_sql)

@@ -58,7 +58,21 @@ Conventions (this oracle's decisions where the documentation and the guarantees 
   unavailable_columns;
 - versions, by the rules every family shares: a transaction is a server_transaction_id, a
   change's op its mod_type (INSERT insert, UPDATE update, DELETE delete) and its time its
-  commit_timestamp, truncated to microseconds.
+  commit_timestamp, truncated to microseconds;
+- initial snapshots (CONTRACT §1 "Initial snapshots"): a file under
+  ``spanner/<stream>/snapshot/`` is no part of the stream's partitions. Its first line is the
+  header ``{"snapshot": {"read_timestamp", "table", "column_types"}}`` (an RFC 3339 timestamp, a
+  table name, column_types as a data change record gives them, at least one column, each name
+  once, each type one the values above can be typed by); every further line a row
+  ``{"values": {...}}`` naming exactly the header's columns, typed like data change values. A
+  header that does not fit is quarantined, and every row of its file with it; a row that does
+  not fit its header is quarantined alone. A row is its table's whole row at the read timestamp
+  T: its key is the header's is_primary_key columns, its op ``snapshot``, its time T, a
+  transaction of its own; it sorts after every change of its key committed at or before T and
+  before every change after T. It applies once the stream's low watermark has reached T, as a
+  change committed at T would; a stream none of whose partitions is known yet has no watermark,
+  and one with no partition open is at its latest progress. The same (T, table, key) landed
+  twice counts once. A header's columns are the table's columns too.
 """
 
 from __future__ import annotations
@@ -77,6 +91,7 @@ from .oracle_core import (
     EPOCH,
     MAX_EXACT_INT,
     BadInput,
+    Line,
     Step,
     canonical_int,
     canonical_json,
@@ -282,7 +297,22 @@ class ChildPartitions:
     children: list[str]
 
 
-Record = DataRecord | Heartbeat | ChildPartitions
+@dataclass(frozen=True)
+class SnapshotHeader:
+    read_ns: int
+    table: str
+    types: dict[str, dict[str, Any]]
+    key: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SnapshotRow:
+    header: SnapshotHeader
+    key: dict[str, Any]
+    row: dict[str, Any]
+
+
+Record = DataRecord | Heartbeat | ChildPartitions | SnapshotHeader | SnapshotRow
 
 
 def _object(value: Any, what: str, *, empty_if_null: bool = False) -> dict[str, Any]:
@@ -474,12 +504,21 @@ class Stream:
     progress: dict[str | None, int] = field(default_factory=dict)
     closed: set[str | None] = field(default_factory=set)
     table_columns: dict[str, set[str]] = field(default_factory=dict)
+    # (read ns, table, key_json) -> the row, once; and every row line landed, duplicates too
+    snapshot_rows: dict[tuple[int, str, str], SnapshotRow] = field(default_factory=dict)
+    snapshot_lines: list[SnapshotRow] = field(default_factory=list)
 
     def report(self, partition: str | None, ts_ns: int) -> None:
         self.progress[partition] = max(ts_ns, self.progress.get(partition, ts_ns))
 
     def add(self, record: Record) -> None:
-        if isinstance(record, DataRecord):
+        if isinstance(record, SnapshotHeader):
+            self.table_columns.setdefault(record.table, set()).update(record.types)
+        elif isinstance(record, SnapshotRow):
+            identity = (record.header.read_ns, record.header.table, canonical_json(record.key))
+            self.snapshot_rows.setdefault(identity, record)
+            self.snapshot_lines.append(record)
+        elif isinstance(record, DataRecord):
             self.report(record.partition, record.commit_ns)
             self.data.setdefault(record.identity, record)
             self.table_columns.setdefault(record.table, set()).update(record.columns)
@@ -511,6 +550,18 @@ class Stream:
     def incomplete_transactions(self) -> set[str]:
         return {t for t, (seqs, wanted) in self.transactions().items() if len(seqs) < wanted}
 
+    def snapshot_applies(self, row: SnapshotRow) -> bool:
+        """At or below the low watermark, as a change committed at its read timestamp; with no
+        partition known there is none, with none open it is the latest progress."""
+        if not self.progress:
+            return False
+        watermark = self.low_watermark()
+        reached = max(self.progress.values()) if watermark is None else watermark
+        return row.header.read_ns <= reached
+
+    def applied_snapshot_rows(self) -> list[SnapshotRow]:
+        return [row for row in self.snapshot_rows.values() if self.snapshot_applies(row)]
+
     def applied(self) -> list[DataRecord]:
         """The records whose changes are in current state and history."""
         watermark = self.low_watermark()
@@ -522,6 +573,73 @@ class Stream:
         ]
 
 
+def snapshot_header(line: Any) -> SnapshotHeader:
+    if not isinstance(line, dict) or not isinstance(line.get("snapshot"), dict):
+        raise BadInput("the first line of a snapshot file is no snapshot header")
+    body = line["snapshot"]
+    read_ns = timestamp_ns(body.get("read_timestamp"), "read_timestamp")
+    table = _text(body, "table")
+    entries = body.get("column_types")
+    if not isinstance(entries, list) or not entries:
+        raise BadInput("snapshot header without column_types")
+    types: dict[str, dict[str, Any]] = {}
+    key = []
+    for entry in entries:
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            raise BadInput(f"bad column_types entry {entry!r}")
+        name = entry["name"]
+        if name in types:
+            raise BadInput(f"column {name} twice in the snapshot header")
+        types[name] = type_code(entry.get("type"), f"column_types.{name}")
+        typed_value(None, types[name], name)
+        if entry.get("is_primary_key") not in (None, True, False):
+            raise BadInput(f"column {name}: is_primary_key is no boolean")
+        if entry.get("is_primary_key"):
+            key.append(name)
+    return SnapshotHeader(read_ns, table, types, tuple(key))
+
+
+def snapshot_row(header: SnapshotHeader, line: Any) -> SnapshotRow:
+    if not isinstance(line, dict) or set(line) != {"values"}:
+        raise BadInput('a snapshot row is {"values": {...}}')
+    values = line["values"]
+    if not isinstance(values, dict) or set(values) != set(header.types):
+        raise BadInput("a snapshot row names exactly its header's columns")
+    if not header.key:
+        raise BadInput("snapshot header has no is_primary_key column")
+    row = _typed_image(values, header.types, "values")
+    return SnapshotRow(header, {name: row[name] for name in header.key}, row)
+
+
+def snapshot_lines(lines: list[Line]) -> list[Line]:
+    """A snapshot file's lines, each with its header: (number, (header, line), error)."""
+    header: SnapshotHeader | None = None
+    out: list[Line] = []
+    for number, parsed, error in lines:
+        if error is None and number == 1:
+            try:
+                header = snapshot_header(parsed)
+            except BadInput as exc:
+                error = str(exc)
+        elif error is None and header is None:
+            error = "a row of a snapshot file without a valid header"
+        out.append((number, (header, None if number == 1 else parsed), error))
+    return out
+
+
+def read_file(path: str, data: bytes) -> list[Line]:
+    lines = json_lines(data, parse_float=Decimal)
+    return snapshot_lines(lines) if path.split("/")[2:3] == ["snapshot"] else lines
+
+
+def interpret_line(path_line: Any) -> Record:
+    """A snapshot file's line comes as (its header, the line; None for the header itself)."""
+    if isinstance(path_line, tuple):
+        header, line = path_line
+        return header if line is None else snapshot_row(header, line)
+    return interpret(path_line)
+
+
 def collect(waves: list[dict[str, bytes]]) -> tuple[dict[str, Stream], list[dict[str, Any]]]:
     """Every stream's good records, and the quarantine rows."""
     records: list[tuple[str, Record]]
@@ -529,8 +647,8 @@ def collect(waves: list[dict[str, bytes]]) -> tuple[dict[str, Stream], list[dict
         waves,
         SOURCE_SYSTEM,
         (".jsonl",),
-        lambda _, data: json_lines(data, parse_float=Decimal),
-        lambda _, line: interpret(line),
+        read_file,
+        lambda _, line: interpret_line(line),
     )
     streams: dict[str, Stream] = {}
     for name, record in records:
@@ -545,7 +663,9 @@ def collect(waves: list[dict[str, bytes]]) -> tuple[dict[str, Stream], list[dict
 
 @dataclass
 class Change:
-    order: tuple[int, str, int, int]
+    # (commit ns, 0, transaction, record sequence, mod) for a change; (read ns, 1, ...) for a
+    # snapshot row: after the changes committed at its read timestamp, before the next ns.
+    order: tuple[int, int, str, int, int]
     txn: str
     op: str
     commit_ns: int
@@ -553,15 +673,23 @@ class Change:
     full: bool
 
 
-def key_changes(records: list[DataRecord]) -> dict[tuple[str, str], list[Change]]:
-    """(table, key_json) -> its applied changes, in source order."""
+def key_changes(
+    records: list[DataRecord], snapshot_rows: list[SnapshotRow]
+) -> dict[tuple[str, str], list[Change]]:
+    """(table, key_json) -> its applied changes and snapshot rows, in source order."""
     out: dict[tuple[str, str], list[Change]] = {}
+    for s in snapshot_rows:
+        read_ns = s.header.read_ns
+        snapshot = Change(
+            (read_ns, 1, "", 0, 0), f"snapshot:{read_ns}", "snapshot", read_ns, s.row, True
+        )
+        out.setdefault((s.header.table, canonical_json(s.key)), []).append(snapshot)
     for r in records:
         for index, mod in enumerate(r.mods):
             full = r.mod_type == "INSERT" or r.capture in FULL_ROW_CAPTURES
             row = None if r.mod_type == "DELETE" else {**mod.new_values, **mod.key}
             change = Change(
-                (r.commit_ns, r.txn, r.seq, index),
+                (r.commit_ns, 0, r.txn, r.seq, index),
                 r.txn,
                 OP_NAMES[r.mod_type],
                 r.commit_ns,
@@ -604,16 +732,19 @@ def expected_marts(waves: list[dict[str, bytes]]) -> dict[str, list[dict[str, An
     steps_by_key = {
         (name, table, key_json): key_steps(changes, stream.table_columns[table])
         for name, stream in streams.items()
-        for (table, key_json), changes in key_changes(stream.applied()).items()
+        for (table, key_json), changes in key_changes(
+            stream.applied(), stream.applied_snapshot_rows()
+        ).items()
     }
     return marts(SOURCE_SYSTEM, steps_by_key, quarantine)
 
 
 def expected_stream_status(waves: list[dict[str, bytes]]) -> list[dict[str, Any]]:
     """One row per stream with a good line: its low watermark (None when no partition is open),
-    its open partition count, and its transactions counted by state: incomplete (at least one
+    its open partition count, its transactions counted by state: incomplete (at least one
     landed record and fewer distinct records than number_of_records_in_transaction), applied,
-    and waiting (complete, committed above the low watermark)."""
+    and waiting (complete, committed above the low watermark), and its snapshot row lines
+    landed that do not apply yet (each delivery counted)."""
     streams, _ = collect(waves)
     rows = []
     for name in sorted(streams):
@@ -630,6 +761,9 @@ def expected_stream_status(waves: list[dict[str, bytes]]) -> list[dict[str, Any]
                 "incomplete_transactions": len(incomplete),
                 "applied_transactions": len(applied),
                 "waiting_transactions": len(stream.transactions().keys() - incomplete - applied),
+                "waiting_snapshot_rows": sum(
+                    not stream.snapshot_applies(row) for row in stream.snapshot_lines
+                ),
             }
         )
     return rows

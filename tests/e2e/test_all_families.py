@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import re
 import shutil
 from datetime import UTC, datetime, timedelta
@@ -24,7 +25,7 @@ from cdc_warehouse import typed_models
 from cdc_warehouse.settings import PROJECT_DIR
 from cdc_warehouse.spark import SQL_CONF
 from python_udfs.source_types import spanner_column_type
-from tests.conftest import BUILD_WITHOUT_TESTS, Pipeline
+from tests.conftest import BUILD_WITHOUT_TESTS, SUITE_SHUFFLE_PARTITIONS, Pipeline
 
 from . import (
     datastream_oracle,
@@ -38,6 +39,20 @@ from .marts import as_mart_text, assert_marts_match, assert_same, assert_same_ma
 from .waves import write_wave
 
 
+def pending_of(freshness: list[dict[str, Any]]) -> list[tuple]:
+    """What waits, per source, in cdc_source_freshness (its other columns age as it is read)."""
+    return sorted(
+        (
+            row["source_system"],
+            row["source_name"],
+            row["pending_transactions"],
+            row["overdue_transactions"],
+            row["oldest_pending_landed_at"],
+        )
+        for row in freshness
+    )
+
+
 def files_per_cohort(pipeline: Pipeline, table: str) -> dict[int, int]:
     files = "count(distinct _metadata.file_path) as files"
     rows = pipeline.spark().sql(f"select key_cohort, {files} from {table} group by 1").collect()
@@ -47,16 +62,27 @@ def files_per_cohort(pipeline: Pipeline, table: str) -> dict[int, int]:
 def test_a_full_refresh_equals_the_incremental_runs_and_writes_each_key_cohort_once(
     families_run, monkeypatch
 ):
-    """The full refresh (`dbt build`: every row tested) gives the marts and the Spanner status
-    view of the wave-by-wave runs. At scale the last shuffle before a write keeps its 64 tasks,
-    each holding keys of every cohort; each cohort must still come out as one file, not one per
-    task (22,528 small files at 50M events). Coalescing off makes these few rows spread over
-    tasks the same way."""
+    """The full refresh (`dbt build`: every row tested) gives the marts, the Spanner status view
+    and what waits (cdc_source_freshness) of the wave-by-wave runs. At scale the last shuffle
+    before a write keeps its 64 tasks, each holding keys of every cohort; each cohort must still
+    come out as one file, not one per task (22,528 small files at 50M events). Coalescing off
+    makes these few rows spread over tasks the same way, and the project's 64 partitions replace
+    the suite's 4."""
     pipeline = families_run.pipeline
     monkeypatch.setitem(SQL_CONF, "spark.sql.adaptive.coalescePartitions.enabled", "false")
+    monkeypatch.setenv(
+        "CDC_SQL_CONF",
+        os.environ["CDC_SQL_CONF"].replace(
+            SUITE_SHUFFLE_PARTITIONS,
+            f"spark.sql.shuffle.partitions={SQL_CONF['spark.sql.shuffle.partitions']}",
+        ),
+    )
     assert pipeline.cdcw("dbt", "build", "--full-refresh", *DBT_VARS) == 0
     assert_same_marts(snapshot(pipeline), families_run.snapshots[-1])
     assert read_status(pipeline) == families_run.statuses[-1]
+    assert pending_of(pipeline.rows("cdc_source_freshness")) == pending_of(
+        families_run.freshness[-1]
+    )
     for table in ("cdc_internal.int_cdc__change_log", "cdc_history", "cdc_current"):
         counts = files_per_cohort(pipeline, table)
         assert len(counts) > 1, table
@@ -263,11 +289,15 @@ def test_the_freshness_view_names_each_source_with_its_newest_applied_commit(fam
         waiting = status["incomplete_transactions"] + status["waiting_transactions"]
         assert row["pending_transactions"] == waiting
     assert any(row["pending_transactions"] for row in freshness.values())
+    # Datastream has no pending state, nor a Debezium server without transaction metadata.
     assert {
         row["pending_transactions"]
-        for (system, _), row in freshness.items()
-        if system in ("datastream", "debezium")
+        for (system, name), row in freshness.items()
+        if system == "datastream" or (system, name) in DEBEZIUM_WITHOUT_METADATA
     } == {None}
+
+
+DEBEZIUM_WITHOUT_METADATA = {("debezium", "pg_main"), ("debezium", "pg_lite")}
 
 
 def freshness_results(pipeline: Pipeline, *args: str) -> tuple[int, dict[str, dict[str, Any]]]:

@@ -12,6 +12,7 @@ from .debezium_oracle import (
     PLACEHOLDER_BASE64,
     canonical_decimal,
     expected_marts,
+    expected_pending,
     zoned_to_utc,
 )
 from .debezium_scenario import build_scenario, us
@@ -460,7 +461,7 @@ def test_scenario_is_deterministic() -> None:
 
 
 def test_scenario_quarantines_its_bad_lines_wave_by_wave() -> None:
-    assert [len(m["cdc_quarantine"]) for m in MARTS] == [1, 3, 5]
+    assert [len(m["cdc_quarantine"]) for m in MARTS] == [1, 4, 7]
 
 
 def test_scenario_placeholders_fill_from_earlier_waves() -> None:
@@ -555,7 +556,114 @@ def test_scenario_key_change_whose_delete_lands_a_wave_late() -> None:
     assert col(3, *PROFS, '{"id":8}', "handle") == "rear.admiral.hopper"
 
 
-def test_scenario_lands_both_connectors() -> None:
+def test_scenario_lands_every_connector() -> None:
     m3 = MARTS[2]
-    assert {c["source_name"] for c in m3["cdc_current"]} == {"pg_main", "pg_lite"}
+    assert {c["source_name"] for c in m3["cdc_current"]} == {"pg_main", "pg_lite", "pg_txn"}
     assert len({(h["source_table"], h["key_json"]) for h in m3["cdc_history"]}) >= 15
+
+
+ORDERS = ("pg_txn", "shop.orders")
+ITEMS = ("pg_txn", "shop.order_items")
+
+
+def item(order_id: int, item_no: int) -> str:
+    return json.dumps({"item_no": item_no, "order_id": order_id}, separators=(",", ":"))
+
+
+def test_scenario_applies_a_transaction_only_once_it_is_whole() -> None:
+    # 7011: its END and orders event in wave 1, its order_items event in wave 2
+    assert row(1, *ORDERS, '{"id":2}') is None
+    assert row(2, *ORDERS, '{"id":2}') is not None and row(2, *ITEMS, item(2, 1)) is not None
+    # 7012 (END delivered twice): the update of order 1 waits for its order_items event
+    assert col(1, *ORDERS, '{"id":1}', "status") == "new"
+    assert col(2, *ORDERS, '{"id":1}', "status") == "paid"
+    assert (col(1, *ITEMS, item(1, 1), "qty"), col(2, *ITEMS, item(1, 1), "qty")) == (2, 3)
+    # without a transaction block (snapshot, before metadata was on): as they land
+    assert col(1, *ORDERS, '{"id":10}', "status") == "shipped"
+    # 7013, without END, never applies; 7014's truncate waits for its END in wave 3
+    assert [row(wave, *ORDERS, '{"id":3}') for wave in (2, 3)] == [None, None]
+    assert row(2, *ITEMS, item(10, 1)) is not None
+    live = sorted(c["key_json"] for c in MARTS[2]["cdc_current"] if c["source_table"] == ITEMS[1])
+    assert live == [item(1, 3)]
+
+
+def test_scenario_pending_transactions_wave_by_wave() -> None:
+    pending = [expected_pending(WAVES[:n])["pg_txn"] for n in range(1, len(WAVES) + 1)]
+    assert pending == [
+        {"pending": 2, "overdue": 0},
+        {"pending": 2, "overdue": 0},
+        {"pending": 1, "overdue": 1},
+    ]
+    assert set(expected_pending(WAVES)) == {"pg_txn"}
+
+
+class Transactions:
+    """kcat -J lines of server s1's transaction topic and of its table s1.public.t, with blocks."""
+
+    def __init__(self) -> None:
+        self.offset = 0
+
+    def line(self, topic: str, value: dict[str, Any], key: Any = None) -> str:
+        self.offset += 1
+        return json.dumps(
+            {
+                "topic": topic,
+                "partition": 0,
+                "offset": self.offset,
+                "key": None if key is None else json.dumps(key),
+                "payload": json.dumps(value),
+            }
+        )
+
+    def end(self, tx: str, **counts: int) -> str:
+        collections = [{"data_collection": k, "event_count": n} for k, n in counts.items()]
+        end = {"status": "END", "id": tx, "event_count": sum(counts.values())}
+        return self.line("s1.transaction", {**end, "data_collections": collections, "ts_ms": 1})
+
+    def event(self, key: int, lsn: int, tx: str | None, order: int = 1) -> str:
+        block = (
+            None if tx is None else {"id": tx, "total_order": order, "data_collection_order": order}
+        )
+        value = {
+            "before": None,
+            "after": {"id": key},
+            "source": {"txId": 5, "lsn": lsn, "ts_ms": 1_717_401_600_000 + lsn},
+            "op": "c",
+            "transaction": block,
+        }
+        return self.line("s1.public.t", value, {"id": key})
+
+
+def landed_keys(waves: list[dict[str, bytes]]) -> list[str]:
+    return sorted(c["key_json"] for c in expected_marts(waves)["cdc_current"])
+
+
+def file(*lines: str) -> bytes:
+    return ("\n".join(lines) + "\n").encode()
+
+
+def test_events_wait_for_their_end_and_every_event_it_counts() -> None:
+    t = Transactions()
+    first = {f"{ROOT}/a.jsonl": file(t.event(1, 10, "5:10", 1), t.event(9, 11, None))}
+    assert landed_keys([first]) == ['{"id":9}']
+    with_end = {"debezium/s1/tx/a.jsonl": file(t.end("5:99", **{"public.t": 2}))}
+    assert landed_keys([first, with_end]) == ['{"id":9}']
+    rest = {f"{ROOT}/b.jsonl": file(t.event(1, 10, "5:10", 1), t.event(2, 12, "5:10", 2))}
+    assert landed_keys([first, with_end, rest]) == ['{"id":1}', '{"id":2}', '{"id":9}']
+    assert expected_pending([first, with_end])["s1"] == {"pending": 1, "overdue": 0}
+
+
+def test_a_second_end_that_counts_otherwise_is_quarantined() -> None:
+    t = Transactions()
+    wave = {
+        f"{ROOT}/a.jsonl": file(t.event(1, 10, "7", 1)),
+        "debezium/s1/tx/a.jsonl": file(
+            t.end("7", **{"public.t": 1}), t.end("7", **{"public.t": 1})
+        ),
+        "debezium/s1/tx/b.jsonl": file(t.end("7", **{"public.t": 2})),
+    }
+    marts = expected_marts([wave])
+    assert [c["key_json"] for c in marts["cdc_current"]] == ['{"id":1}']
+    assert [(q["file_path"], q["line_number"]) for q in marts["cdc_quarantine"]] == [
+        ("debezium/s1/tx/b.jsonl", 1)
+    ]

@@ -1,14 +1,18 @@
-"""Debezium end to end: kcat -J records of two servers (with and without the schema envelope)
-landed in three waves, the real `cdcw run` after each (the other families' waves beside them,
-tests/e2e/families.py), and the Debezium rows of all three marts compared with the independent
-oracle: TOAST placeholders filled across runs and across primary key changes, truncates,
-snapshot overlap, duplicates, bad lines."""
+"""Debezium end to end: kcat -J records of three servers (with and without the schema envelope,
+one with transaction metadata) landed in three waves, the real `cdcw run` after each (the other
+families' waves beside them, tests/e2e/families.py), and the Debezium rows of all three marts
+compared with the independent oracle: TOAST placeholders filled across runs and across primary
+key changes, truncates, snapshot overlap, duplicates, bad lines, and transactions applied only
+once their END and every event it counts have landed, the others pending in
+cdc_source_freshness."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from .debezium_oracle import expected_marts
+from .debezium_oracle import expected_marts, expected_pending
 from .families import (
     DBT_VARS,
     FAMILY_WAVES,
@@ -17,7 +21,7 @@ from .families import (
     UNHINTED_RUN,
     compiled_hinted_sql,
 )
-from .marts import as_mart_text, assert_marts_match
+from .marts import as_mart_text, assert_marts_match, current_facts
 
 WAVES = FAMILY_WAVES["debezium"]
 
@@ -63,3 +67,66 @@ def test_the_unhinted_run_joined_without_broadcast_hints(families_run):
     compiled = compiled_hinted_sql(pipeline)
     assert [hint for hint in KEY_SET_HINTS if hint in compiled]
     assert "broadcast(new_half_positions)" in compiled
+
+
+TXN = "pg_txn"
+
+
+def current_of(snapshot: dict[str, list[dict]], table: str) -> dict[str, dict]:
+    """pg_txn's current rows of one table, by key."""
+    return {
+        row["key_json"]: json.loads(row["row_json"])
+        for row in snapshot["cdc_current"]
+        if (row["source_name"], row["source_table"]) == (TXN, table)
+    }
+
+
+def test_a_transaction_over_two_tables_applies_whole_in_the_run_its_last_event_lands(waves_run):
+    """7011's END and orders event land in wave 1, its order_items event in wave 2; 7012 is the
+    same with its END delivered twice. Nothing of either shows after the first run, all of
+    both after the second."""
+    _, snapshots = waves_run
+    first, second = (
+        (current_of(s, "shop.orders"), current_of(s, "shop.order_items")) for s in snapshots[:2]
+    )
+    orders, items = first
+    assert '{"id":2}' not in orders and '{"item_no":1,"order_id":2}' not in items
+    assert orders['{"id":1}']["status"] == "new" and items['{"item_no":1,"order_id":1}']["qty"] == 2
+    orders, items = second
+    assert orders['{"id":2}']["customer"] == "bob" and '{"item_no":1,"order_id":2}' in items
+    assert (
+        orders['{"id":1}']["status"] == "paid" and items['{"item_no":1,"order_id":1}']["qty"] == 3
+    )
+    assert current_facts(snapshots[0]["cdc_current"]) != current_facts(snapshots[1]["cdc_current"])
+
+
+def test_pending_transactions_show_in_source_freshness_after_each_run(families_run):
+    """pg_txn's transactions whose END or events are missing are pending, the one left without
+    END overdue once a later one of its server is applied; servers without transaction metadata
+    have nothing pending."""
+    for wave_count, rows in enumerate(families_run.freshness[: len(WAVES)], start=1):
+        debezium = {row["source_name"]: row for row in rows if row["source_system"] == "debezium"}
+        expected = expected_pending(WAVES[:wave_count])
+        assert set(expected) == {TXN}
+        shown = debezium[TXN]
+        assert {
+            "pending": shown["pending_transactions"],
+            "overdue": shown["overdue_transactions"],
+        } == expected[TXN], f"after wave {wave_count}"
+        assert shown["oldest_pending_landed_at"] <= shown["last_landed_at"]
+        assert {debezium[name]["pending_transactions"] for name in ("pg_main", "pg_lite")} == {None}
+
+
+def test_a_transaction_record_that_does_not_fit_is_quarantined_with_its_reason(waves_run):
+    """A malformed END, and an END that counts otherwise than its transaction's first; the END
+    delivered again with the same counts is no error."""
+    _, snapshots = waves_run
+    reasons = sorted(
+        row["reason"]
+        for row in snapshots[-1]["cdc_quarantine"]
+        if row["source_name"] == TXN and "pg_txn.transaction" in row["file_path"]
+    )
+    conflicting, malformed = reasons
+    assert malformed == "data_collections count 1 events, event_count says 2"
+    assert conflicting.startswith('END of transaction 7010 counts {"shop.orders":2,')
+    assert conflicting.endswith(": the first END counts")

@@ -129,6 +129,25 @@ def files(stream: str = "s", **named: bytes) -> dict[str, bytes]:
     return {f"spanner/{stream}/{name}.jsonl": content for name, content in named.items()}
 
 
+def snapshot_file(
+    hms: str, *rows: dict[str, Any] | str, columns: dict[str, dict[str, Any]] | None = None
+) -> bytes:
+    """A snapshot file of table T read at ``hms``: its header, then a row per values object (a
+    str is written as is)."""
+    columns = COLUMNS if columns is None else columns
+    header = {
+        "snapshot": {
+            "read_timestamp": ts(hms),
+            "table": T,
+            "column_types": [
+                {"name": name, "type": spec, "is_primary_key": name == "id"}
+                for name, spec in columns.items()
+            ],
+        }
+    }
+    return jsonl(header, *(r if isinstance(r, str) else {"values": r} for r in rows))
+
+
 def history(marts: dict[str, Any], key: str | None = None) -> list[tuple[Any, ...]]:
     """History as (key_json, op, row_json, unavailable_columns, valid_from, valid_to)."""
     return [
@@ -633,6 +652,90 @@ def test_bad_lines_are_quarantined_and_good_ones_around_them_apply() -> None:
 
 
 # --------------------------------------------------------------------------------------------
+# Initial snapshots
+# --------------------------------------------------------------------------------------------
+
+
+def test_a_snapshot_waits_for_the_watermark_and_sits_between_the_changes_around_it() -> None:
+    """Read at 10:02: after the change committed at 10:02 itself, before the one a nanosecond
+    later; it applies once the watermark reaches 10:02, not before any partition is known."""
+    snap = {"snapshot/t/0001": snapshot_file("10:02", {"id": 1, "v": "read"}, {"id": 2, "v": "x"})}
+    alone = files(**snap)
+    assert expected_marts([alone])["cdc_history"] == []
+    assert expected_stream_status([alone])[0]["waiting_snapshot_rows"] == 2
+    log = files(
+        init=jsonl(children(None, "10:00:00", ("p", [None]))),
+        p=jsonl(data("p", "10:01", "t1", "INSERT", [({"id": 1}, {"v": "a"})]), hb("p", "10:01:30")),
+    )
+    assert history(expected_marts([alone, log])) == [
+        (K1, "insert", '{"id":1,"v":"a"}', [], at("10:01"), None)
+    ]
+    later = files(
+        p2=jsonl(
+            data("p", "10:02", "t2", "UPDATE", [({"id": 1}, {"v": "at"})]),
+            data("p", "2024-06-03T10:02:00.000000001Z", "t3", "UPDATE", [({"id": 1}, {"v": "z"})]),
+            hb("p", "10:03"),
+        )
+    )
+    marts = expected_marts([alone, log, later])
+    assert history(marts, K1) == [
+        (K1, "insert", '{"id":1,"v":"a"}', [], at("10:01"), at("10:02")),
+        (K1, "update", '{"id":1,"v":"at"}', [], at("10:02"), at("10:02")),
+        (K1, "snapshot", '{"id":1,"v":"read"}', [], at("10:02"), at("10:02")),
+        (K1, "update", '{"id":1,"v":"z"}', [], at("10:02"), None),
+    ]
+    assert history(marts, '{"id":2}') == [
+        ('{"id":2}', "snapshot", '{"id":2,"v":"x"}', [], at("10:02"), None)
+    ]
+    assert expected_stream_status([alone, log, later])[0]["waiting_snapshot_rows"] == 0
+
+
+def test_a_snapshot_completes_partial_images_after_it_and_counts_once() -> None:
+    """Every column of the snapshot row is known to the NEW_VALUES update after it; the same
+    file landed again under another name adds nothing."""
+    cols = {**COLUMNS, "w": {"code": "STRING"}}
+    snapshot = snapshot_file("10:00:30", {"id": 1, "v": "a", "w": "kept"}, columns=cols)
+    w = files(
+        init=jsonl(children(None, "10:00:00", ("p", [None]))),
+        p=jsonl(
+            data("p", "10:01", "t1", "UPDATE", [({"id": 1}, {"v": "b"})], capture="NEW_VALUES"),
+            hb("p", "10:02"),
+        ),
+        **{"snapshot/0001": snapshot, "snapshot/0001.again": snapshot},
+    )  # fmt: skip
+    assert [(h[1], h[2], h[3]) for h in history(expected_marts([w]))] == [
+        ("snapshot", '{"id":1,"v":"a","w":"kept"}', []),
+        ("update", '{"id":1,"v":"b","w":"kept"}', []),
+    ]
+
+
+def test_a_snapshot_header_or_row_that_does_not_fit_is_quarantined() -> None:
+    """A bad header takes every row of its file with it; a bad row goes alone."""
+    bad_header = jsonl({"snapshot": {"read_timestamp": "10:00", "table": T}}, {"values": {}})
+    rows = snapshot_file(
+        "10:00:30",
+        {"id": 1, "v": "a"},
+        {"id": 2},  # 3: a column missing
+        {"id": 3, "v": "c", "x": 1},  # 4: a column the header lacks
+        {"id": "4x", "v": "d"},  # 5: a value that does not fit
+        '{"values": ',  # 6
+        {"id": 7, "v": "g"},
+    )
+    w = files(
+        init=jsonl(children(None, "10:00:00", ("p", [None]))),
+        p=jsonl(hb("p", "10:02")),
+        **{"snapshot/bad": bad_header, "snapshot/rows": rows},
+    )
+    marts = expected_marts([w])
+    assert [(q["file_path"], q["line_number"]) for q in marts["cdc_quarantine"]] == [
+        ("spanner/s/snapshot/bad.jsonl", 1),
+        ("spanner/s/snapshot/bad.jsonl", 2),
+        *(("spanner/s/snapshot/rows.jsonl", n) for n in (3, 4, 5, 6)),
+    ]
+    assert [h[0] for h in history(marts)] == [K1, '{"id":7}']
+
+
+# --------------------------------------------------------------------------------------------
 # The bundled scenario
 # --------------------------------------------------------------------------------------------
 
@@ -743,7 +846,7 @@ def versions(wave: int, stream: str, table: str, key: str) -> list[dict]:
 
 
 def test_scenario_quarantines_its_bad_lines_wave_by_wave() -> None:
-    assert [len(m["cdc_quarantine"]) for m in MARTS] == [1, 4, 5, 6]
+    assert [len(m["cdc_quarantine"]) for m in MARTS] == [1, 5, 6, 7]
 
 
 def test_scenario_update_above_the_watermark_waits_for_a_heartbeat_only_partition() -> None:
@@ -772,11 +875,19 @@ def test_scenario_records_of_one_key_in_one_transaction_make_one_version() -> No
 
 def test_scenario_transaction_waits_for_its_records_in_every_partition() -> None:
     # same commit timestamp, two transactions: 7305118803 applies in wave 2, 7305118804 waits
-    # for its p2 record (wave 3) although the watermark passed it in wave 2
+    # for its p2 record (wave 3) although the watermark passed it in wave 2; the accounts
+    # snapshot read at 10:02:30 (wave 2) already holds acc-002's balance after it
     assert col(1, *ACCOUNTS, '{"account_id":"acc-001"}', "balance") == 1250.5
     assert col(2, *ACCOUNTS, '{"account_id":"acc-001"}', "balance") == 1200.5
     acc2 = '{"account_id":"acc-002"}'
-    assert col(2, *ACCOUNTS, acc2, "balance") == "99999999999999999999999999999.999999999"
+    balances = [
+        (h["op"], json.loads(h["row_json"])["balance"]) for h in versions(2, *ACCOUNTS, acc2)
+    ]
+    assert balances == [
+        ("insert", "99999999999999999999999999999.999999999"),
+        ("update", "99999999999999999999999999999.999999999"),
+        ("snapshot", "99999999999999999999999999899.999999999"),
+    ]
     assert col(2, *ACCOUNTS, acc2, "owner") == "Rear Admiral Grace Hopper"
     assert row(2, *TRANSFERS, '{"transfer_id":42}') is None
     assert col(3, *ACCOUNTS, acc2, "balance") == "99999999999999999999999999899.999999999"
@@ -803,11 +914,14 @@ def test_scenario_key_first_seen_through_partial_updates_has_unavailable_columns
     assert row(4, *PRODUCTS, p7)["unavailable_columns"] == []
     assert col(4, *PRODUCTS, p7, "Views") == 1200
     acc4 = '{"account_id":"acc-004"}'
-    assert row(2, *ACCOUNTS, acc4)["unavailable_columns"] == [
-        "avatar", "balance", "limits", "opened_on", "owner", "prefs",
-    ]  # fmt: skip
+    assert row(1, *ACCOUNTS, acc4) is None
+    # the accounts snapshot read at 10:02:30 lands with the NEW_VALUES update at 10:02:40
+    assert [(h["op"], h["unavailable_columns"]) for h in versions(2, *ACCOUNTS, acc4)] == [
+        ("snapshot", []),
+        ("update", []),
+    ]
+    assert col(2, *ACCOUNTS, acc4, "limits") == ["9007199254740993"]
     assert row(4, *ACCOUNTS, acc4)["unavailable_columns"] == []
-    assert col(4, *ACCOUNTS, acc4, "limits") == ["9007199254740993"]
 
 
 def test_scenario_child_partition_waits_for_its_announced_sibling() -> None:
@@ -838,8 +952,42 @@ def test_scenario_merged_partition_waits_for_its_parents_and_its_other_half() ->
     )
 
 
-def test_scenario_key_seen_only_in_a_bad_line_has_no_row() -> None:
-    assert row(4, *ORDERS, '{"CustomerId":"c-dan","OrderId":1004}') is None  # bad line only
+def test_scenario_key_seen_only_in_a_bad_line_and_a_snapshot_has_the_snapshots_row() -> None:
+    # c-dan's only record is bad; the Orders snapshot read at the start lands in wave 3, and
+    # again in wave 4
+    dan = '{"CustomerId":"c-dan","OrderId":1004}'
+    assert row(2, *ORDERS, dan) is None
+    assert [(h["op"], h["valid_from"], h["valid_to"]) for h in versions(4, *ORDERS, dan)] == [
+        ("snapshot", at("10:00:00"), None)
+    ]
+
+
+def test_scenario_snapshot_read_after_the_watermark_waits_and_agrees_with_the_log() -> None:
+    # Products read at 10:06, landed in wave 1: it waits until wave 4, then every key's row is
+    # what its changes up to 10:06 made, so no version comes of it
+    shop = [{r["source_name"]: r for r in expected_stream_status(WAVES[:n])}[GSQL] for n in
+            range(1, 5)]  # fmt: skip
+    assert [status["waiting_snapshot_rows"] for status in shop] == [6, 6, 6, 0]
+    assert not [h for h in MARTS[3]["cdc_history"] if h["op"] == "snapshot" and h[
+        "source_table"] == "Products"]  # fmt: skip
+    assert col(4, *PRODUCTS, '{"ProductId":6}', "InStock") is False  # 10:06:30, after it
+
+
+def test_scenario_late_update_before_the_snapshot_overwrites_nothing() -> None:
+    # acc-005: 10:02:20 (lands in wave 3), 10:02:25 (wave 2), snapshot read at 10:02:30 (wave 2)
+    acc5 = '{"account_id":"acc-005"}'
+    owners = [
+        [(h["op"], json.loads(h["row_json"])["owner"]) for h in versions(n, *ACCOUNTS, acc5)]
+        for n in (2, 3)
+    ]
+    assert owners == [
+        [("insert", "Émilie du Châtelet"), ("update", "Gabrielle Émilie du Châtelet")],
+        [
+            ("insert", "Émilie du Châtelet"),
+            ("update", "É. du Châtelet"),
+            ("update", "Gabrielle Émilie du Châtelet"),
+        ],
+    ]
 
 
 def test_scenario_no_op_update_makes_no_version_and_reinsert_after_delete_does() -> None:

@@ -298,6 +298,10 @@ class LocalPostgres:
         env["PGCONNECT_TIMEOUT"] = "10"
         return env
 
+    def conninfo(self) -> str:
+        """The server's libpq connection string (as psql's -d takes it)."""
+        return f"host=127.0.0.1 port={self.port} user={self.user} dbname={self.database}"
+
     def sql(self, text: str, timeout: float = 120.0) -> list[tuple[str | None, ...]]:
         """Run one or more statements; rows of every row-returning statement, values as text.
 

@@ -111,14 +111,26 @@ def bulk_batch(message: dict[str, Any], rels: dict[int, dict[str, Any]]) -> str 
     return message["new"][1][1].decode()
 
 
+def log_files(wave: dict[str, Any]) -> dict[str, bytes]:
+    return {path: content for path, content in wave["files"].items() if "/snapshot/" not in path}
+
+
+def snapshot_files(wave: dict[str, Any], slot: str) -> dict[str, bytes]:
+    return {
+        path: content
+        for path, content in wave["files"].items()
+        if path.startswith(f"pgoutput/{slot}/snapshot/")
+    }
+
+
 def test_landing_lines_are_in_the_contract_format(captured):
     waves = captured["waves"]
     assert [wave["number"] for wave in waves] == [1, 2, 3, 4, 5]
     for wave in waves:
-        assert set(wave["files"]) == {
+        assert set(log_files(wave)) == {
             f"pgoutput/{slot}/wave_{wave['number']:02d}.jsonl" for slot in SLOTS
         }
-        for content in wave["files"].values():
+        for content in log_files(wave).values():
             for line in parse_landing_bytes(content):
                 assert set(line) == {"lsn", "xid", "data"}
                 assert LSN.match(line["lsn"]), line
@@ -293,7 +305,7 @@ def test_database_truth_per_wave(captured):
     assert final[ROLLED_BACK_TO_SAVEPOINT_BATCH] == 0
     assert sum(final.values()) == captured["final_bulk_count"]
     docs = {row["id"]: row for row in waves[4]["db_state"]["public.docs"]}
-    assert set(docs) == {"1", "20", "6001"} and len(docs["20"]["body"]) == 6400
+    assert set(docs) == {"1", "7", "20", "80", "6001"} and len(docs["20"]["body"]) == 6400
     first = {row["id"]: row for row in waves[0]["db_state"]["public.docs"]}
     assert docs["6001"]["body"] == first["6"]["body"] and len(first["6"]["body"]) == 6400
     typed = {row["id"]: row for row in waves[0]["db_state"]["public.typed"]}
@@ -307,7 +319,8 @@ def test_landing_files_are_written_where_the_contract_says(captured, tmp_path):
     for wave in captured["waves"]:
         for path in land_wave(tmp_path, wave):
             assert path.relative_to(tmp_path).parts[:2] in {("pgoutput", slot) for slot in SLOTS}
-    assert len(list((tmp_path / "pgoutput").rglob("*.jsonl"))) == 10
+    assert len(list((tmp_path / "pgoutput").rglob("wave_*.jsonl"))) == 10
+    assert len(list((tmp_path / "pgoutput").rglob("snapshot/*/*.jsonl"))) == 2 * len(TABLE_KEYS)
     lines = parse_landing_bytes(captured["waves"][0]["files"]["pgoutput/cdc_v2/wave_01.jsonl"])
     path = write_landing_file(tmp_path / "other", "cdc_v2", "again", lines)
     assert path == tmp_path / "other" / "pgoutput" / "cdc_v2" / "again.jsonl"
@@ -363,13 +376,19 @@ def test_expected_state_per_wave_has_what_the_database_has(captured):
             assert history_current == {
                 (row["source_table"], row["key_json"], row["row_json"]) for row in current
             }, wave["name"]
-        # Both slots see the same committed data.
+        # Both slots see the same committed data; their histories differ only where the
+        # transaction committed at cdc_v2's consistent point changed a key: cdc_v3's snapshot,
+        # taken after it, holds its change.
         strip = [
             [{**row, "source_name": None} for row in for_slot(wave[part], slot)]
             for part in ("expected_current", "expected_history")
             for slot in sorted(SLOTS)
         ]
-        assert strip[0] == strip[1] and strip[2] == strip[3]
+        assert strip[0] == strip[1]
+        docs_7 = canonical_json({"id": 7})
+        assert [row for row in strip[2] if row["key_json"] != docs_7] == [
+            row for row in strip[3] if row["key_json"] != docs_7
+        ]
         assert all(set(row) == CURRENT_FIELDS for row in wave["expected_current"])
         assert all(set(row) == HISTORY_FIELDS for row in wave["expected_history"])
 
@@ -445,7 +464,7 @@ def test_expected_history_primary_key_change_and_versions(captured):
         assert row["valid_from"].tzinfo is not None
         assert row["valid_to"] is None or row["valid_from"] <= row["valid_to"]
         assert row["is_current"] == (row["valid_to"] is None)
-        assert row["op"] in ("insert", "update")
+        assert row["op"] in ("insert", "update", "snapshot")
 
 
 def test_expected_values_are_typed_as_the_contract_says(captured):
@@ -515,9 +534,11 @@ def test_commit_times_are_the_commit_timestamps_pgoutput_sends(captured, slot):
             sent[message["xid"]] = message["commit_ts"]
         elif message["type"] == "K":
             sent[message["xid"]] = message["ts"]
-    assert set(commit_times) <= set(sent)
+    # The transactions the slot does not send are those its snapshot holds.
+    assert set(commit_times) - set(sent)
     for xid, committed_at in commit_times.items():
-        assert committed_at == PG_EPOCH + timedelta(microseconds=sent[xid]), xid
+        if xid in sent:
+            assert committed_at == PG_EPOCH + timedelta(microseconds=sent[xid]), xid
     # The transaction with a replication origin commits at the origin's timestamp.
     (origin,) = versions_of(captured["waves"][4], "public.pairs", {"region": "origin", "seq": 1})
     assert origin["valid_from"] == datetime(2024, 1, 1, tzinfo=UTC)
@@ -557,3 +578,38 @@ def test_expected_history_rules_on_a_synthetic_audit_trail():
         ('{"id":2}', "x", "insert", t[1], t[3]),
         ('{"id":3}', "x", "update", t[3], t[4]),  # closed by the truncate
     ]
+
+
+# -- initial snapshots (cdc_warehouse/pg_snapshot.py) -------------------------------------------
+
+
+def test_a_transaction_commits_exactly_at_the_first_slots_consistent_point(captured):
+    """The harness's premise for the snapshot's place: cdc_v2 decodes a transaction whose
+    commit LSN is its consistent point, and that transaction's change is not in its snapshot
+    (docs 7 keeps its title from before the slot)."""
+    point = captured["waves"][0]["consistent_points"]["cdc_v2"]
+    commits = [m for m in messages_of(captured, 1, "cdc_v2") if m["type"] == "C"]
+    assert point in {commit["commit_lsn"] for commit in commits}
+    snapshot = snapshot_files(captured["waves"][0], "cdc_v2")
+    [docs] = [content for path, content in snapshot.items() if path.endswith("public.docs.jsonl")]
+    header, *rows = parse_landing_bytes(docs)
+    assert header["snapshot"]["lsn"] == point
+    titles = {row["values"][0]: row["values"][1] for row in rows}
+    assert titles == {"7": "seventh, before the slot", "8": "eighth, before the slot"}
+
+
+@pytest.mark.parametrize("slot", sorted(SLOTS))
+def test_snapshot_files_hold_every_published_table_as_the_catalog_describes_it(captured, slot):
+    snapshot = snapshot_files(captured["waves"][0], slot)
+    headers = {}
+    for content in snapshot.values():
+        header, *rows = parse_landing_bytes(content)
+        headers[header["snapshot"]["table"]] = header["snapshot"]
+        assert all(len(row["values"]) == len(header["snapshot"]["columns"]) for row in rows)
+    assert set(headers) == set(TABLE_KEYS)
+    full_rows = headers["public.full_rows"]["columns"]
+    assert all(column["key"] for column in full_rows)  # REPLICA IDENTITY FULL, as Relation says
+    assert [c["name"] for c in headers["public.pairs"]["columns"] if c["key"]] == ["region", "seq"]
+    [typed] = [c for p, c in snapshot.items() if p.endswith("public.typed.jsonl")]
+    [row] = parse_landing_bytes(typed)[1:]
+    assert "tab\tand newline\nand backslash \\ here" in row["values"]

@@ -368,8 +368,39 @@ class Version:
         return self.valid_to is None
 
 
-def expected_history(changes: list[AuditChange], infos: dict[str, TableInfo]) -> list[Version]:
+def _transaction_rows(
+    tx: list[AuditChange], infos: dict[str, TableInfo], live: dict[tuple[str, str], str]
+) -> dict[tuple[str, str], tuple[str | None, str]]:
+    """(table, key_json) -> (the row one transaction leaves, None where it deletes the key; the
+    op of its last change of the key)."""
+    final: dict[tuple[str, str], tuple[str | None, str]] = {}
+    for change in sorted(tx, key=lambda change: change.seq):
+        info = infos[change.table]
+        if change.op == "truncate":
+            keys = {key for key in live if key[0] == change.table}
+            keys |= {key for key, (row, _) in final.items() if key[0] == change.table and row}
+            for key in keys:
+                final[key] = (None, "delete")
+            continue
+        if change.old_row is not None:
+            old_key, _ = key_and_row_json(info, change.old_row)
+            final[(change.table, old_key)] = (None, "delete")
+        if change.new_row is not None:
+            new_key, new_row = key_and_row_json(info, change.new_row)
+            final[(change.table, new_key)] = (new_row, change.op)
+    return final
+
+
+def expected_history(
+    changes: list[AuditChange],
+    infos: dict[str, TableInfo],
+    before: frozenset[int] = frozenset(),
+) -> list[Version]:
     """Versions per key from the committed audit rows (see the module docstring for order).
+
+    The transactions whose audit rows are `before` (the slot's snapshot holds them) are no
+    part of the slot's log: the rows they leave are each key's first version, op 'snapshot',
+    from the epoch ("since before the log began"), and the later transactions follow it.
 
     One version per transaction that leaves a key with a row different from its open version
     (the row after the transaction's last change of that key; op = that change's op, so a key
@@ -388,25 +419,19 @@ def expected_history(changes: list[AuditChange], infos: dict[str, TableInfo]) ->
     live: dict[tuple[str, str], str] = {}  # (table, key_json) -> row_json of the open version
     # (table, key_json) -> transitions: (time, row_json or None for a close, op, xid)
     transitions: dict[tuple[str, str], list[tuple[datetime, str | None, str, int]]] = {}
-    for tx in ordered:
-        tx = sorted(tx, key=lambda change: change.seq)
-        final: dict[tuple[str, str], tuple[str | None, str]] = {}
-        for change in tx:
-            info = infos[change.table]
-            if change.op == "truncate":
-                keys = {key for key in live if key[0] == change.table}
-                keys |= {key for key, (row, _) in final.items() if key[0] == change.table and row}
-                for key in keys:
-                    final[key] = (None, "delete")
-                continue
-            if change.old_row is not None:
-                old_key, _ = key_and_row_json(info, change.old_row)
-                final[(change.table, old_key)] = (None, "delete")
-            if change.new_row is not None:
-                new_key, new_row = key_and_row_json(info, change.new_row)
-                final[(change.table, new_key)] = (new_row, change.op)
+    in_snapshot = [tx for tx in ordered if all(change.seq in before for change in tx)]
+    logged = [tx for tx in ordered if not all(change.seq in before for change in tx)]
+    for tx in in_snapshot:
+        for key, (row, _) in _transaction_rows(tx, infos, live).items():
+            if row is None:
+                live.pop(key, None)
+            else:
+                live[key] = row
+    for key, row in live.items():
+        transitions[key] = [(_EPOCH, row, "snapshot", 0)]
+    for tx in logged:
         when = tx[0].committed_at
-        for key, (row, op) in final.items():
+        for key, (row, op) in _transaction_rows(tx, infos, live).items():
             if row is None:
                 if key in live:
                     del live[key]
@@ -433,13 +458,15 @@ def expected_history(changes: list[AuditChange], infos: dict[str, TableInfo]) ->
 
 
 def expected_rows(
-    pg: LocalPostgres, infos: dict[str, TableInfo], slots: list[str]
+    pg: LocalPostgres, infos: dict[str, TableInfo], slots: dict[str, frozenset[int]]
 ) -> dict[str, Any]:
-    """`expected_current` and `expected_history` for each slot in `slots` (same data for all),
-    and `commit_times` (xid -> commit timestamp of every transaction that changed a table)."""
+    """`expected_current` and `expected_history` for each slot in `slots` (with the audit rows
+    its snapshot holds: the same current state for all, the history from each one's snapshot
+    on), and `commit_times` (xid -> commit timestamp of every transaction that changed a
+    table)."""
     current = current_state(pg, infos)
     changes = audit_changes(pg)
-    history = expected_history(changes, infos)
+    histories = {slot: expected_history(changes, infos, before) for slot, before in slots.items()}
     expected_current = [
         {"source_name": slot, "source_table": table, "key_json": key, "row_json": row}
         for slot in slots
@@ -457,7 +484,7 @@ def expected_rows(
             "valid_to": version.valid_to,
             "is_current": version.is_current,
         }
-        for slot in slots
+        for slot, history in histories.items()
         for version in history
     ]
     return {

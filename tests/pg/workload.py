@@ -1,6 +1,10 @@
 """A scripted workload against a real PostgreSQL 15, captured as pgoutput landing files in waves.
 
-`run_workload(pg)` creates the tables, a publication and two slots, then runs five waves. Each
+`run_workload(pg)` creates the tables and a publication, fills them (TOASTed values too), creates
+two slots with exported snapshots over replication connections and writes each slot's snapshot
+files (cdc_warehouse/pg_snapshot.py), then runs five waves. The first slot's creation makes a
+transaction commit exactly at its consistent point: still running when the slot became
+consistent, so not in its snapshot, and decoded with its commit LSN equal to the snapshot's. Each
 wave runs some SQL (one connection for short transactions, a second, long-lived psql session for a
 transaction kept open across waves), reads both slots once (each read is a new decoding session)
 and records the database's own current state. It returns one dict per wave:
@@ -32,11 +36,16 @@ Slots: `cdc_v2` is read with proto_version 2, streaming on (no two-phase: a prep
 arrives at COMMIT PREPARED as an ordinary transaction); `cdc_v3` is a two-phase slot read with
 proto_version 3, streaming on, two_phase on. Both pass 'messages' 'on'.
 
-What happens, wave by wave (both slots see the same changes):
+What happens, wave by wave (both slots see the same changes after their snapshots):
+  w0  before the slots: rows in docs (TOASTed bodies), full_rows, pairs, typed, scratch; then
+      cdc_v2 is created while transactions run (two that commit before its consistent point,
+      one at it: an update of a TOASTed row, its body unchanged), cdc_v3 after them; each
+      slot's snapshot files land with the first wave.
   w1  inserts into every table (TOASTed text, many types, an enum -> Type message), a transactional
       and a non-transactional logical message, a transaction with a replication origin.
-  w2  updates that leave the TOASTed column unchanged ('u'), primary key changes with the
-      TOASTed column unchanged (one the first of a chain of four, continued in w3 and w4),
+  w2  updates that leave the TOASTed column unchanged ('u'), of keys from the snapshot too,
+      primary key changes with the TOASTed column unchanged (one of a snapshot's key; one the
+      first of a chain of four, continued in w3 and w4), a delete of a snapshot's key,
       REPLICA IDENTITY FULL updates/deletes, composite key changes, deletes, TRUNCATE, a large
       committed transaction (streamed), a large aborted one (streamed, then Stream Abort),
       PREPARE + COMMIT PREPARED, PREPARE + ROLLBACK PREPARED.
@@ -54,14 +63,17 @@ What happens, wave by wave (both slots see the same changes):
 from __future__ import annotations
 
 import json
+import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cdc_warehouse.pg_snapshot import ExportedSnapshot, SlotWithSnapshot, write_snapshot
 from tests.e2e.waves import write_wave
-from tests.pg.pgoutput_capture import create_slot, landing_bytes, read_slot
-from tests.pg.postgres import LocalPostgres, PostgresError
+from tests.pg.pgoutput_capture import landing_bytes, read_slot
+from tests.pg.postgres import LocalPostgres, PostgresError, PsqlSession
 from tests.pg.truth import expected_rows, install_audit
 
 PUBLICATION = "cdc_pub"
@@ -177,6 +189,19 @@ create table scratch (
 create publication {PUBLICATION} for table docs, full_rows, pairs, typed, bulk, scratch;
 """
 
+# Before the slots exist: what their snapshots hold.
+W0 = f"""
+insert into docs (id, title, body) values
+    (7, 'seventh, before the slot', {toast_value("doc-7")}),
+    (8, 'eighth, before the slot', {toast_value("doc-8")});
+insert into full_rows values (4, 'four', 4.00);
+insert into pairs values ('pre', 1, 5), ('pre', 2, 6);
+insert into typed (id, c_int8, c_numeric, c_text, c_tstz, c_jsonb, c_text_arr, c_mood) values
+    (5, 9007199254740993, 0.10, 'tab\tand newline\nand backslash \\ here',
+     '2024-01-31 23:59:59.5+01', '{{"b": [1, null]}}', '{{"x y", NULL}}', 'ok');
+insert into scratch values (100, 'before the slot'), (101, 'before the slot, too');
+"""
+
 W1 = f"""
 insert into docs (id, title, body) values
     (1, 'first', {toast_value("doc-1")}),
@@ -235,6 +260,12 @@ update docs set id = 20, title = 'second, new key' where id = 2;
 update docs set id = 60, title = 'sixth, second key' where id = 6;
 delete from docs where id = 3;
 update docs set body = {toast_value("doc-4-new")} where id = 4;
+-- The same for a row of the snapshot, then its key changed: the body comes from the snapshot.
+update docs set revision = revision + 1 where id = 8;
+update docs set id = 80, title = 'eighth, new key' where id = 8;
+delete from pairs where region = 'pre' and seq = 2;
+update full_rows set label = 'four, after the slot' where id = 4;
+update typed set c_text = 'after the slot' where id = 5;
 
 update full_rows set amount = 11.75 where id = 1;
 update full_rows set label = 'three', amount = 3.00 where id = 3;
@@ -397,11 +428,91 @@ def settle(pg: LocalPostgres, timeout: float = 10.0) -> None:
         time.sleep(0.05)
 
 
+def transaction_id(session: PsqlSession) -> str:
+    """The id of the transaction open in `session` (assigned by then)."""
+    [xid] = session.run("select txid_current();")
+    return xid
+
+
+def wait_until_waiting_for(pg: LocalPostgres, xid: str, timeout: float = 60.0) -> None:
+    """Until a backend (the walsender creating a slot) waits for transaction `xid` to end."""
+    deadline = time.monotonic() + timeout
+    query = (
+        "select count(*) from pg_locks where locktype = 'transactionid' "
+        f"and transactionid::text = '{xid}' and not granted"
+    )
+    while pg.value(query) == "0":
+        if time.monotonic() > deadline:
+            raise PostgresError(f"nothing waits for transaction {xid} after {timeout}s")
+        time.sleep(0.05)
+
+
+@dataclass(frozen=True)
+class SlotSnapshot:
+    """A slot's exported snapshot: its files (landing path -> bytes), and the audit rows it
+    holds (the truth's changes before the slot's log)."""
+
+    exported: ExportedSnapshot
+    files: dict[str, bytes]
+    audit_seqs: frozenset[int]
+
+
+def snapshot_files(pg: LocalPostgres, exported: ExportedSnapshot) -> SlotSnapshot:
+    """The slot's snapshot files as an operator takes them, and the audit rows the snapshot
+    holds, read while the slot's replication connection keeps it alive."""
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch)
+        written = write_snapshot(
+            pg.conninfo(), exported, [PUBLICATION], root, psql=str(pg.bindir / "psql")
+        )
+        files = {str(path.relative_to(root)): path.read_bytes() for path in written}
+    with pg.session() as reader:
+        [seqs] = reader.run(
+            "begin isolation level repeatable read;\n"
+            f"set transaction snapshot '{exported.snapshot_name}';\n"
+            "select coalesce(string_agg(seq::text, ','), '') from cdc_audit.changes;\n"
+            "commit;"
+        )
+    return SlotSnapshot(exported, files, frozenset(int(seq) for seq in seqs.split(",") if seq))
+
+
+def create_slots(pg: LocalPostgres) -> dict[str, SlotSnapshot]:
+    """Both slots, each created over a replication connection with an exported snapshot.
+
+    cdc_v2 is created while transactions run. PostgreSQL waits for the transactions running
+    when it starts (b), then for those running at its next step (d), and becomes consistent
+    at the running-transactions record it writes once d has ended; a transaction that started
+    after that step (e) does not hold it back, is not in its snapshot, and its commit, the next
+    WAL record, starts exactly at the consistent point: the slot decodes it."""
+    psql = str(pg.bindir / "psql")
+    found: dict[str, SlotSnapshot] = {}
+    with pg.session() as b, pg.session() as d, pg.session() as e:
+        b.run("begin; insert into scratch values (900, 'committed before the slot');")
+        b_xid = transaction_id(b)
+        with SlotWithSnapshot(pg.conninfo(), "cdc_v2", psql=psql) as creating:
+            creating.start()
+            wait_until_waiting_for(pg, b_xid)
+            d.run("begin; insert into scratch values (901, 'committed while it is created');")
+            d_xid = transaction_id(d)
+            b.run("commit;")
+            wait_until_waiting_for(pg, d_xid)
+            e.run("begin; update docs set title = 'seventh, at the consistent point' where id = 7;")
+            d.run("commit;")
+            exported = creating.wait()
+            e.run("commit;")
+            found["cdc_v2"] = snapshot_files(pg, exported)
+    with SlotWithSnapshot(pg.conninfo(), "cdc_v3", two_phase=True, psql=psql) as creating:
+        creating.start()
+        found["cdc_v3"] = snapshot_files(pg, creating.wait())
+    return found
+
+
 def run_workload(pg: LocalPostgres) -> list[dict[str, Any]]:
     pg.sql(SCHEMA)
     tables = install_audit(pg, PUBLISHED_TABLES, TABLE_KEYS)
-    for slot, options in SLOTS.items():
-        create_slot(pg, slot, PUBLICATION, two_phase=options["two_phase"])
+    pg.sql(W0)
+    snapshots = create_slots(pg)
+    audit_before = {slot: snapshot.audit_seqs for slot, snapshot in snapshots.items()}
 
     waves: list[dict[str, Any]] = []
     open_tx = pg.session()
@@ -413,6 +524,9 @@ def run_workload(pg: LocalPostgres) -> list[dict[str, Any]]:
             settle(pg)
             number = len(waves) + 1
             files = {}
+            if number == 1:
+                for snapshot in snapshots.values():
+                    files.update(snapshot.files)
             for slot, options in SLOTS.items():
                 lines = read_slot(pg, slot, PUBLICATION, **options)
                 if lines:
@@ -425,12 +539,15 @@ def run_workload(pg: LocalPostgres) -> list[dict[str, Any]]:
                     "name": name,
                     "files": files,
                     "db_state": db_state(pg),
-                    **expected_rows(pg, tables, slots),
+                    **expected_rows(pg, tables, {slot: audit_before[slot] for slot in slots}),
                 }
             )
 
         wave("w1_initial", lambda: pg.sql(W1))
         waves[0]["column_catalog"] = column_catalog(pg)
+        waves[0]["consistent_points"] = {
+            slot: snapshot.exported.consistent_point for slot, snapshot in snapshots.items()
+        }
         wave("w2_updates_streams_2pc", lambda: pg.sql(W2))
         wave(
             "w3_open_streamed",
@@ -455,3 +572,28 @@ def run_workload(pg: LocalPostgres) -> list[dict[str, Any]]:
 def land_wave(landing_root: Path | str, wave: dict[str, Any]) -> list[Path]:
     """Write one wave's files under the landing root (as a new run's arrivals would be)."""
     return write_wave(landing_root, wave["files"])
+
+
+SAMPLE_SLOT = "cdc_v3"
+
+
+def write_sample(landing_root: Path) -> list[Path]:
+    """The bundled sample's pgoutput files: one slot's waves and snapshot, from a fresh
+    server (`python -m tests.pg.workload <landing root>`)."""
+    with tempfile.TemporaryDirectory() as scratch, LocalPostgres(scratch) as pg:
+        waves = run_workload(pg)
+    prefix = f"pgoutput/{SAMPLE_SLOT}/"
+    return [
+        path
+        for wave in waves
+        for path in write_wave(
+            landing_root,
+            {name: data for name, data in wave["files"].items() if name.startswith(prefix)},
+        )
+    ]
+
+
+if __name__ == "__main__":
+    import sys
+
+    print(f"wrote {len(write_sample(Path(sys.argv[1])))} files")

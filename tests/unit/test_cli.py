@@ -79,6 +79,7 @@ def test_usage_errors_do_not_start_spark(tmp_path, capsys):
         ["dbt", "build", "--project-dir", "/elsewhere", "--select", "path:models/marts"],
         ["dbt", "source", "freshness", "--", "--vars", "{a: 1}"],
         ["bench", "--scale", "2000", "--phases", "floor,full", "-h"],
+        ["pg-snapshot", "host=db dbname=app", "cdc_slot", "cdc_pub", "--two-phase"],
     ],
 )
 def test_what_follows_run_dbt_and_bench_passes_on_unchanged(argv):
@@ -94,6 +95,17 @@ def test_every_command_has_its_own_help_that_does_no_work(tmp_path, capsys, name
     assert printed.startswith("usage: cdcw ")
     assert f" {name} " in printed.splitlines()[0]
     assert not settings.warehouse_dir.exists()
+
+
+def test_pg_snapshot_without_psql_says_so_in_one_sentence_and_starts_nothing(tmp_path, capsys):
+    settings = settings_in(tmp_path)
+    argv = ["pg-snapshot", "host=127.0.0.1 dbname=app", "cdc_slot", "cdc_pub"]
+    assert cli.execute([*argv, "--psql", str(tmp_path / "no-psql")], settings) == 1
+    printed = capsys.readouterr().out.strip()
+    assert printed.startswith("cdcw pg-snapshot: ") and "no-psql" in printed
+    assert len(printed.splitlines()) == 1
+    assert not settings.warehouse_dir.exists()
+    assert not (settings.landing_root / "pgoutput").exists()
 
 
 def test_run_help_is_cdcws_not_dbts(tmp_path, capsys):
@@ -295,3 +307,12 @@ def test_the_keyless_warning_names_each_table_and_what_its_key_stands_on():
         "/etc/cdc_tables.yml"
     )
     assert set(steps.KEYLESS_BASIS_TEXT) == set(KEYLESS_BASES)
+
+
+def test_the_scheduled_build_leaves_out_dbt_unit_tests_unless_told_which_resources():
+    assert steps.without_unit_tests(["--exclude-resource-type", "test"]) == [
+        "--exclude-resource-type", "test", "--exclude-resource-type", "unit_test",
+    ]  # fmt: skip
+    assert steps.without_unit_tests([]) == ["--exclude-resource-type", "unit_test"]
+    chosen = ["--resource-type", "unit_test"]
+    assert steps.without_unit_tests(chosen) == chosen

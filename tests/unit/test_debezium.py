@@ -10,12 +10,14 @@ from typing import Any
 import pytest
 
 from python_udfs.debezium import FIELDS, flatten_record
+from python_udfs.debezium_transactions import TRANSACTION_COLUMNS
 from python_udfs.decoding import DecodeSettings
 from python_udfs.json_values import pos_uint
 
 SERVER = "dbserver1"
 TOPIC = "dbserver1.inventory.customers"
 DEFAULT = ["__debezium_unavailable_value"]
+TRANSACTION_FIELDS = tuple(name for name, _ in TRANSACTION_COLUMNS)
 DEFAULT_B64 = base64.b64encode(b"__debezium_unavailable_value").decode()
 
 # The source block of the Debezium TOAST blog post's event, plus the microsecond and nanosecond
@@ -184,6 +186,8 @@ def test_blog_update_without_envelope():
         "event_id": "lsn:34650016:update",
         # Without the schema envelope a record names no types.
         "column_types": None,
+        # Without a transaction block it applies as it lands (test_debezium_transactions.py).
+        **dict.fromkeys(TRANSACTION_FIELDS),
     }
 
 
@@ -697,6 +701,7 @@ def test_truncate():
         "txn_id": "tx:627",
         "event_id": "lsn:34650016:truncate",
         "column_types": None,
+        **dict.fromkeys(TRANSACTION_FIELDS),
     }
 
 
@@ -709,31 +714,6 @@ NOT_A_CHANGE = dict.fromkeys(FIELDS)
         kcat(None),
         kcat(None, key=None),
         kcat(json.dumps({"schema": None, "payload": None})),
-        kcat(
-            json.dumps(
-                {
-                    "status": "BEGIN",
-                    "id": "571:53195829",
-                    "event_count": None,
-                    "data_collections": None,
-                    "ts_ms": 1,
-                }
-            ),
-            key='{"id": "571:53195829"}',
-            topic="dbserver1.transaction",
-        ),
-        kcat(
-            json.dumps(
-                {
-                    "status": "END",
-                    "id": "571:53195832",
-                    "event_count": 2,
-                    "data_collections": [{"data_collection": "s1.a", "event_count": 1}],
-                    "ts_ms": 1,
-                }
-            ),
-            topic="dbserver1.transaction",
-        ),
         kcat(
             '{"ts_ms": 1589355606100}',
             key='{"serverName": "dbserver1"}',
@@ -757,8 +737,6 @@ NOT_A_CHANGE = dict.fromkeys(FIELDS)
         "tombstone",
         "tombstone-no-key",
         "enveloped-null",
-        "tx-begin",
-        "tx-end",
         "heartbeat",
         "heartbeat-any",
         "message",

@@ -1,6 +1,7 @@
-"""Debezium transaction metadata: BEGIN and END records of the transaction topic, with and
-without the schema envelope, the transaction key of `<txid>:<lsn>` ids, the counts an END must
-hold, and the transaction block of change events, which SQL counts against the END."""
+"""Debezium transaction metadata, as `flatten_record` decodes it in its one parse of a line:
+BEGIN and END records of the transaction topic, with and without the schema envelope, the
+transaction key of `<txid>:<lsn>` ids, the counts an END must hold, and the transaction block
+of change events, which SQL counts against the END."""
 
 from __future__ import annotations
 
@@ -11,17 +12,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from python_udfs.debezium import flatten_record
-from python_udfs.debezium_transactions import (
-    CHANGE_TRANSACTION_FIELDS,
-    TRANSACTION_FIELDS,
-    change_transaction,
-    transaction_key,
-    transaction_record,
-)
+from python_udfs.debezium import FIELDS, flatten_record
+from python_udfs.debezium_transactions import TRANSACTION_COLUMNS, transaction_key
 from python_udfs.decoding import DecodeSettings
 
 SERVER = "dbserver1"
+SETTINGS = DecodeSettings(placeholders=("__debezium_unavailable_value",))
+TRANSACTION_FIELDS = tuple(name for name, _ in TRANSACTION_COLUMNS)
 TX_TOPIC = f"{SERVER}.transaction"
 SOURCE = {
     "version": "2.5.0.Final",
@@ -116,40 +113,46 @@ def change_line(value: dict[str, Any], table: str = "orders") -> str:
     return kcat(value, topic=f"{SERVER}.inventory.{table}", key={"id": 1})
 
 
+def flatten(line: str) -> dict[str, Any]:
+    return flatten_record(line, SERVER, SETTINGS)
+
+
+def transaction_of(line: str) -> dict[str, Any]:
+    """The transaction fields of a decoded line, its error and time."""
+    row = flatten(line)
+    return {field: row[field] for field in ("error", "committed_at", *TRANSACTION_FIELDS)}
+
+
 # --- transaction records -----------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("envelope", [False, True], ids=["plain", "envelope"])
-def test_begin_record(envelope):
-    assert transaction_record(kcat(BEGIN, envelope=envelope)) == {
-        "error": None,
-        "status": "BEGIN",
-        "transaction_id": "571:53195829",
+def test_a_begin_record_names_its_transaction_and_is_no_change(envelope):
+    row = flatten(kcat(BEGIN, envelope=envelope))
+    assert row == {
+        **dict.fromkeys(FIELDS),
         "transaction_key": "571",
-        "event_count": None,
-        "data_collections": None,
-        "record_ts": 1_717_401_600_800_000,
+        "transaction_status": "BEGIN",
+        "committed_at": 1_717_401_600_800_000,
     }
 
 
 @pytest.mark.parametrize("envelope", [False, True], ids=["plain", "envelope"])
-def test_end_record_counts_its_events_per_data_collection(envelope):
-    assert transaction_record(kcat(END, envelope=envelope)) == {
-        "error": None,
-        "status": "END",
-        "transaction_id": "571:53195832",
+def test_an_end_record_counts_its_events_per_data_collection(envelope):
+    row = flatten(kcat(END, envelope=envelope))
+    assert row == {
+        **dict.fromkeys(FIELDS),
         "transaction_key": "571",
-        "event_count": 3,
-        "data_collections": {"inventory.orders": 1, "inventory.order_lines": 2},
-        "record_ts": 1_717_401_600_900_000,
+        "transaction_status": "END",
+        "transaction_event_count": 3,
+        "transaction_collections": {"inventory.orders": 1, "inventory.order_lines": 2},
+        "committed_at": 1_717_401_600_900_000,
     }
 
 
 def test_begin_and_end_with_other_lsn_parts_name_one_transaction():
-    begin = transaction_record(kcat(BEGIN))
-    end = transaction_record(kcat(END))
-    assert begin["transaction_id"] != end["transaction_id"]
-    assert begin["transaction_key"] == end["transaction_key"]
+    assert BEGIN["id"] != END["id"]
+    assert flatten(kcat(BEGIN))["transaction_key"] == flatten(kcat(END))["transaction_key"]
 
 
 @pytest.mark.parametrize(
@@ -173,14 +176,15 @@ def test_counts_as_decimal_strings_and_no_ts_ms_are_accepted():
     end = {k: v for k, v in END.items() if k != "ts_ms"}
     end["event_count"] = "3"
     end["data_collections"] = [{"data_collection": "inventory.orders", "event_count": "3"}]
-    row = transaction_record(kcat(end))
-    assert (row["error"], row["event_count"], row["record_ts"]) == (None, 3, None)
-    assert row["data_collections"] == {"inventory.orders": 3}
+    row = transaction_of(kcat(end))
+    assert (row["error"], row["transaction_event_count"], row["committed_at"]) == (None, 3, None)
+    assert row["transaction_collections"] == {"inventory.orders": 3}
 
 
 def test_an_empty_transaction_counts_nothing():
-    row = transaction_record(kcat({**END, "event_count": 0, "data_collections": []}))
-    assert (row["error"], row["event_count"], row["data_collections"]) == (None, 0, {})
+    row = transaction_of(kcat({**END, "event_count": 0, "data_collections": []}))
+    assert (row["error"], row["transaction_event_count"]) == (None, 0)
+    assert row["transaction_collections"] == {}
 
 
 def end_with(**fields: Any) -> str:
@@ -235,11 +239,12 @@ def collections(*counts: Any) -> list[dict[str, Any]]:
         (kcat({**BEGIN, "event_count": -2}), "bad event_count: -2"),
     ],
 )
-def test_a_transaction_record_that_does_not_fit_is_an_error(line, reason):
-    row = transaction_record(line)
+def test_a_transaction_record_that_does_not_fit_is_quarantined(line, reason):
+    """A malformed BEGIN or END is bad input like any other (quarantined with its reason), and
+    names no transaction: its counts are not trusted."""
+    row = flatten(line)
     assert reason in row["error"]
-    assert set(row) == set(TRANSACTION_FIELDS)
-    assert all(row[field] is None for field in TRANSACTION_FIELDS if field != "error")
+    assert all(row[field] is None for field in FIELDS if field != "error")
 
 
 @given(
@@ -248,132 +253,120 @@ def test_a_transaction_record_that_does_not_fit_is_an_error(line, reason):
 )
 def test_an_end_is_accepted_exactly_when_its_collections_add_up(counts, event_count):
     """Property: the per-collection counts must add up to event_count, and are kept as sent."""
-    row = transaction_record(
-        end_with(event_count=event_count, data_collections=collections(*counts))
-    )
+    row = transaction_of(end_with(event_count=event_count, data_collections=collections(*counts)))
     if sum(counts) == event_count:
         assert row["error"] is None
-        assert row["data_collections"] == {f"s.t{i}": n for i, n in enumerate(counts)}
+        assert row["transaction_collections"] == {f"s.t{i}": n for i, n in enumerate(counts)}
     else:
         assert row["error"] == (
             f"data_collections count {sum(counts)} events, event_count says {event_count}"
         )
 
 
-NOT_A_TRANSACTION = dict.fromkeys(TRANSACTION_FIELDS)
-
-
 @pytest.mark.parametrize(
-    "line",
+    ("line", "op"),
     [
-        change_line(event(block=block())),
-        kcat(event(), topic=f"{SERVER}.inventory.transaction"),  # a table named transaction
-        kcat(None),  # a tombstone
-        kcat({"ts_ms": 1}, topic=f"__debezium-heartbeat.{SERVER}"),
-        kcat({**END, "op": "c"}),  # a status and an op: a change event
-        kcat(END, topic=f"{SERVER}.inventory.orders"),  # another topic
-        '{"topic": "dbserver1.transaction", "payload": "{not json"}',
-        '{"topic": 5, "payload": "{}"}',
-        '{"payload": "{}"}',
-        "{broken",
-        "[]",
-        json.dumps({"topic": TX_TOPIC, "payload": "[" * 100_000 + "]" * 100_000}),
+        # a table named transaction; a status beside an op: change events
+        (kcat(event(), topic=f"{SERVER}.inventory.transaction", key={"id": 1}), "insert"),
+        (kcat({**END, **event()}, key={"id": 1}), "insert"),
+        (kcat(None), None),  # a tombstone
+        (kcat({"ts_ms": 1, **END}, topic=f"__debezium-heartbeat.{SERVER}"), None),
     ],
 )
-def test_a_line_that_is_no_transaction_record_is_left_to_flatten_record(line):
-    """flatten_record reports what is wrong with these, so the line is quarantined once."""
-    assert transaction_record(line) == NOT_A_TRANSACTION
+def test_a_status_off_the_transaction_topic_or_beside_an_op_is_no_transaction_record(line, op):
+    row = flatten(line)
+    assert (row["error"], row["op"], row["transaction_status"]) == (None, op, None)
 
 
-def test_flatten_record_reports_a_payload_nested_too_deeply():
+def test_a_record_of_another_topic_with_a_status_and_no_op_is_an_error():
+    assert flatten(kcat(END, topic=f"{SERVER}.inventory.orders"))["error"] == "payload without op"
+
+
+def test_a_payload_nested_too_deeply_is_an_error():
     line = json.dumps({"topic": TX_TOPIC, "payload": "[" * 100_000 + "]" * 100_000})
-    row = flatten_record(line, SERVER, DecodeSettings())
-    assert row["error"].startswith("payload is not JSON: maximum recursion depth")
-
-
-def test_flatten_record_passes_transaction_records_by():
-    for record in (BEGIN, END, {**END, "status": "COMMIT"}):
-        row = flatten_record(
-            kcat(record), SERVER, DecodeSettings(placeholders=("__debezium_unavailable_value",))
-        )
-        assert row["error"] is None and row["op"] is None
+    assert flatten(line)["error"].startswith("payload is not JSON: maximum recursion depth")
 
 
 # --- the transaction block of change events -----------------------------------------------------
 
 
-def test_a_change_event_names_its_transaction_and_data_collection():
-    line = change_line(event("order_lines", block(total=3, in_collection=2)), "order_lines")
-    assert change_transaction(line) == {
-        "error": None,
-        "transaction_key": "571",
-        "data_collection": "inventory.order_lines",
-        "total_order": 3,
-        "data_collection_order": 2,
-    }
+def test_a_change_event_names_its_transaction_and_place_in_its_collection():
+    row = flatten(change_line(event("order_lines", block(total=3, in_collection=2)), "order_lines"))
+    assert row["error"] is None and row["op"] == "insert"
+    assert (row["transaction_key"], row["source_table"], row["data_collection_order"]) == (
+        "571",
+        "inventory.order_lines",
+        2,
+    )
+    assert row["transaction_status"] is None and row["transaction_collections"] is None
 
 
-def test_the_data_collection_is_the_changes_source_table():
-    line = change_line(event(block=block()))
-    row = flatten_record(line, SERVER, DecodeSettings())
-    assert change_transaction(line)["data_collection"] == row["source_table"]
+def test_a_truncate_carries_its_transaction_too():
+    value = {**event(block=block()), "op": "t", "before": None, "after": None}
+    row = flatten(kcat(value, topic=f"{SERVER}.inventory.orders"))
+    assert (row["op"], row["transaction_key"], row["data_collection_order"]) == (
+        "truncate",
+        "571",
+        1,
+    )
 
 
 def test_an_enveloped_change_event():
-    value = {"schema": {"type": "struct", "fields": []}, "payload": event(block=block())}
-    line = kcat(value, topic=f"{SERVER}.inventory.orders")
-    assert change_transaction(line)["transaction_key"] == "571"
+    value = {
+        "schema": {
+            "type": "struct",
+            "fields": [
+                {"field": "after", "type": "struct", "fields": [{"field": "id", "type": "int32"}]}
+            ],
+        },
+        "payload": event(block=block()),
+    }
+    row = flatten(kcat(value, topic=f"{SERVER}.inventory.orders", key={"id": 1}))
+    assert (row["error"], row["transaction_key"]) == (None, "571")
 
 
 def test_orders_as_decimal_strings_as_the_documentation_prints_them():
-    row = change_transaction(change_line(event(block=block("1", "1"))))
-    assert (row["error"], row["total_order"], row["data_collection_order"]) == (None, 1, 1)
+    row = flatten(change_line(event(block=block("1", "1"))))
+    assert (row["error"], row["data_collection_order"]) == (None, 1)
 
 
 def test_without_source_schema_and_table_the_topic_names_the_collection():
     value = event(block=block())
     value["source"] = {k: v for k, v in SOURCE.items() if k not in ("schema", "table")}
-    assert change_transaction(change_line(value))["data_collection"] == "inventory.orders"
+    assert flatten(change_line(value))["source_table"] == "inventory.orders"
 
 
 def test_one_transactions_events_match_its_end_counts():
-    """What SQL counts: the END's collections are the events' data collections."""
+    """What SQL counts: per data collection (the change's source_table), the distinct orders
+    of the transaction's events, an event delivered twice counted once, equal the END's."""
     events = [
         change_line(event("orders", block(1, 1))),
-        change_line(event("order_lines", block(2, 1)), "order_lines"),
-        change_line(event("order_lines", block(3, 2)), "order_lines"),
+        change_line(event("order_lines", block(2, 1), lsn=53_195_831), "order_lines"),
+        change_line(event("order_lines", block(3, 2), lsn=53_195_832), "order_lines"),
     ]
+    end = flatten(kcat(END))
     counted: dict[str, set[int]] = {}
     for line in events + events[1:2]:  # one event delivered twice
-        row = change_transaction(line)
-        assert row["transaction_key"] == transaction_record(kcat(END))["transaction_key"]
-        counted.setdefault(row["data_collection"], set()).add(row["data_collection_order"])
+        row = flatten(line)
+        assert row["transaction_key"] == end["transaction_key"]
+        counted.setdefault(row["source_table"], set()).add(row["data_collection_order"])
     landed = {collection: len(orders) for collection, orders in counted.items()}
-    assert landed == transaction_record(kcat(END))["data_collections"]
-
-
-NO_TRANSACTION = dict.fromkeys(CHANGE_TRANSACTION_FIELDS)
+    assert landed == end["transaction_collections"]
 
 
 @pytest.mark.parametrize(
-    "line",
+    "value",
     [
-        change_line(event(block=None)),  # a server without metadata
-        change_line({k: v for k, v in event().items() if k != "transaction"}),
-        change_line(event(block=None, op="r")),  # a snapshot read
-        kcat(END),
-        kcat(BEGIN, envelope=True),
-        kcat(None, topic=f"{SERVER}.inventory.orders"),
-        kcat({"ts_ms": 1, "transaction": block()}, topic=f"__debezium-heartbeat.{SERVER}"),
-        change_line({**event(block=block()), "op": "m"}),
-        change_line({**event(block=block()), "op": "x"}),
-        change_line({**event(block=block()), "op": ["c"]}),
-        change_line({**event(block=block()), "op": None}),
-        "not json",
+        event(block=None),  # a server without metadata
+        {k: v for k, v in event().items() if k != "transaction"},
+        event(block=None, op="r"),  # a snapshot read
     ],
+    ids=["null", "absent", "snapshot"],
 )
-def test_no_transaction_block_or_no_change_event_leaves_every_field_none(line):
-    assert change_transaction(line) == NO_TRANSACTION
+def test_a_change_without_a_transaction_block_names_no_transaction(value):
+    row = flatten(change_line(value))
+    assert row["error"] is None and row["op"] is not None
+    assert all(row[field] is None for field in TRANSACTION_FIELDS)
 
 
 @pytest.mark.parametrize(
@@ -388,18 +381,9 @@ def test_no_transaction_block_or_no_change_event_leaves_every_field_none(line):
         (event(block=block(total=1.5)), "bad transaction.total_order: 1.5"),
         (event(block=block(in_collection=-1)), "bad transaction.data_collection_order: -1"),
         (event(block=block(in_collection="x")), "bad transaction.data_collection_order: 'x'"),
-        ({**event(block=block()), "source": None}, "missing field: payload.source"),
-        ({**event(block=block()), "source": {"schema": 5}}, "bad source.schema: 5"),
     ],
 )
-def test_a_transaction_block_that_does_not_fit_is_an_error(value, reason):
-    row = change_transaction(change_line(value))
-    assert reason in row["error"]
-    assert all(row[field] is None for field in CHANGE_TRANSACTION_FIELDS if field != "error")
-
-
-def test_an_event_of_a_topic_that_names_no_table_is_an_error():
-    value = event(block=block())
-    value["source"] = {"txId": 571}
-    row = change_transaction(kcat(value, topic="orders"))
-    assert "no source table" in row["error"]
+def test_a_transaction_block_that_does_not_fit_quarantines_its_change(value, reason):
+    row = flatten(change_line(value))
+    assert row["error"] == reason
+    assert all(row[field] is None for field in FIELDS if field != "error")

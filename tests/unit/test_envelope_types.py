@@ -8,8 +8,8 @@ payload.ts_ms, payload.source.*, ...) inside its JSON text; Spanner: the line's 
 and every field of its record (data change, heartbeat, child partitions) and of each mod;
 pgoutput: the slot line's lsn, xid and data (the message inside is binary). The line kinds of
 issue 59 too: every field of a snapshot header and of its columns, every value of a snapshot
-row, every field of a Debezium transaction record, its data collections and a change event's
-transaction block."""
+row, every field of a Debezium transaction record (the sample's), its data collections and a
+change event's transaction block."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from python_udfs import datastream, debezium, debezium_transactions, pgoutput, spanner
+from python_udfs import datastream, debezium, pgoutput, spanner
 from python_udfs import spanner_snapshot as spanner_snapshots
 from python_udfs.decoding import DecodeSettings
 from python_udfs.pgoutput import snapshot as pgoutput_snapshots
@@ -277,7 +277,7 @@ def respelled_fields(target: dict[str, Any], document: Any) -> list[tuple[str, s
 def test_a_respelled_snapshot_header_field_is_quarantined_by_name_or_read_the_same(kind):
     module = SNAPSHOT_KINDS[kind]
     document = json.loads(NEW_KIND_FILES[kind][0])
-    original = module.snapshot_header(json.dumps(document))
+    original = module.snapshot_header(json.dumps(document), "s")
     assert original["error"] is None
     header = document["snapshot"]
     columns = header.get("columns") or header.get("column_types")
@@ -285,7 +285,7 @@ def test_a_respelled_snapshot_header_field_is_quarantined_by_name_or_read_the_sa
     for column in columns:
         mutated += respelled_fields(column, document)
     for field, line in mutated:
-        result = module.snapshot_header(line)
+        result = module.snapshot_header(line, "s")
         if result["error"]:
             assert field in result["error"], (field, line, result["error"])
         else:
@@ -305,7 +305,7 @@ def test_a_respelled_snapshot_value_is_quarantined_by_column_or_read_the_same(ki
     spelling."""
     module = SNAPSHOT_KINDS[kind]
     header_line, *rows = (line.decode() for line in NEW_KIND_FILES[kind])
-    header = module.snapshot_header(header_line)
+    header = module.snapshot_header(header_line, "s")
     columns = json.loads(header_line)["snapshot"]
     names = [c["name"] for c in columns.get("columns") or columns.get("column_types")]
     json_columns = {
@@ -313,7 +313,7 @@ def test_a_respelled_snapshot_value_is_quarantined_by_column_or_read_the_same(ki
     }
     for row_line in rows:
         document = json.loads(row_line)
-        original = module.snapshot_row(row_line, header["header_json"], "s")
+        original = module.snapshot_row((row_line, header["header_json"]), "s")
         assert original["error"] is None
         values = document["values"]
         for slot, value in row_value_slots(values):
@@ -322,7 +322,7 @@ def test_a_respelled_snapshot_value_is_quarantined_by_column_or_read_the_same(ki
                 continue
             for spelled in respellings(value):
                 values[slot] = spelled
-                result = module.snapshot_row(json.dumps(document), header["header_json"], "s")
+                result = module.snapshot_row((json.dumps(document), header["header_json"]), "s")
                 if result["error"]:
                     assert f"column {column!r}" in result["error"], (column, spelled, result)
                 else:
@@ -330,35 +330,32 @@ def test_a_respelled_snapshot_value_is_quarantined_by_column_or_read_the_same(ki
             values[slot] = value
 
 
-def transaction_payloads() -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """(kcat record, its value payload) of each line of the sample transaction."""
-    pairs = []
-    for line in NEW_KIND_FILES["debezium_transaction"]:
-        record = json.loads(line)
-        value = json.loads(record["payload"])
-        pairs.append((record, value.get("payload", value)))
-    return pairs
+def transaction_records() -> list[dict[str, Any]]:
+    """Every sample record of a transaction: a BEGIN or END record, or a change event with a
+    transaction block."""
+    return [
+        json.loads(line)
+        for line in every_sample_line("debezium")
+        if debezium.flatten_record(line, "sample", DEBEZIUM_SETTINGS)["transaction_key"]
+    ]
 
 
-def with_payload(record: dict[str, Any], payload: dict[str, Any]) -> str:
-    value = json.loads(record["payload"])
-    enveloped = set(value) == {"schema", "payload"}
-    text = json.dumps({**value, "payload": payload} if enveloped else payload)
-    return json.dumps({**record, "payload": text})
+TRANSACTION_RECORDS = transaction_records()
 
 
-@pytest.mark.parametrize("index", range(len(NEW_KIND_FILES["debezium_transaction"])))
+def test_the_sample_holds_transaction_records_and_blocks():
+    statuses = {change_of(record).get("status") for record in TRANSACTION_RECORDS}
+    assert statuses == {"BEGIN", "END", None}
+
+
+@pytest.mark.parametrize("index", range(len(TRANSACTION_RECORDS)))
 def test_a_respelled_transaction_field_is_quarantined_by_name_or_read_the_same(index):
     """Every field of a transaction record and of its data collections, and a change event's
     transaction block and its fields."""
-    record, payload = transaction_payloads()[index]
-    decode = (
-        debezium_transactions.transaction_record
-        if "status" in payload
-        else debezium_transactions.change_transaction
-    )
-    original = decode(with_payload(record, payload))
-    assert original["error"] is None and original["transaction_key"] == "571"
+    record = TRANSACTION_RECORDS[index]
+    payload = change_of(record)
+    original = debezium_decoded(record, payload)
+    assert original["error"] is None and original["transaction_key"]
     mutated = []
     if "status" in payload:
         mutated += respelled_fields(payload, payload)
@@ -372,7 +369,7 @@ def test_a_respelled_transaction_field_is_quarantined_by_name_or_read_the_same(i
         mutated += respelled_fields(payload["transaction"], payload)
     assert mutated
     for field, text in mutated:
-        result = decode(with_payload(record, json.loads(text)))
+        result = debezium_decoded(record, json.loads(text))
         if result["error"]:
             assert field in result["error"], (field, text, result["error"])
         else:

@@ -38,6 +38,7 @@ ROLES = {
     ],
     "own_column_types": [f.name for f in FAMILIES if f.column_types == "own"],
     "pending": [f.name for f in FAMILIES if f.pending],
+    "snapshots": [f.name for f in FAMILIES if f.snapshots],
 }
 
 
@@ -61,7 +62,7 @@ def _raise(message: str) -> None:
 
 def test_names_udfs_and_models_are_unique():
     names = [family.name for family in FAMILIES]
-    udfs = [stage.udf for family in FAMILIES for stage in family.stages]
+    udfs = [stage.udf for family in FAMILIES for stage in family.all_stages]
     assert len(set(names)) == len(names)
     assert len(set(udfs)) == len(udfs)
 
@@ -73,6 +74,7 @@ def test_every_model_the_registry_names_exists(family: Family):
         *family.models.decoded,
         family.models.changes,
         *([family.truncates] if family.truncates else []),
+        *([family.snapshots.headers, family.snapshots.rows] if family.snapshots else []),
     }
     for model in named:
         assert model_sql(model), model
@@ -91,8 +93,22 @@ def test_the_first_stage_reads_a_line_and_the_last_makes_changes(family: Family)
 
 
 @pytest.mark.parametrize(
+    "family", [f for f in FAMILIES if f.snapshots], ids=lambda family: family.name
+)
+def test_snapshot_stages_read_a_line_then_a_line_with_its_header_and_are_quarantined(
+    family: Family,
+):
+    assert family.snapshots is not None
+    header, row = family.snapshots.header, family.snapshots.row
+    assert header.unit == ("line",) and not header.makes_changes
+    assert row.unit == ("line", "header_json") and row.makes_changes
+    assert dict(row.columns) == dict(CHANGE_COLUMNS)
+    assert {family.snapshots.headers, family.snapshots.rows} <= set(family.models.decoded)
+
+
+@pytest.mark.parametrize(
     "stage",
-    [stage for family in FAMILIES for stage in family.stages],
+    [stage for family in FAMILIES for stage in family.all_stages],
     ids=lambda stage: stage.udf,
 )
 def test_each_udf_is_called_with_its_unit_the_source_name_and_its_sql_settings(stage):

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from cdc_warehouse.bench import pgoutput_encoder as enc
 from cdc_warehouse.bench.pgoutput_encoder import format_lsn, slot_line
 from python_udfs.change_log import FIELDS
+from python_udfs.decoding import NO_SETTINGS, DecodeSettings
 from python_udfs.json_values import pos_join, pos_uint
 from python_udfs.pgoutput import change_rows, message_row
 from python_udfs.pgoutput.snapshot import snapshot_header, snapshot_row, snapshot_sort_pos
@@ -42,22 +43,23 @@ def header(lsn: str = format_lsn(LSN), columns: list[Any] | None = None, **field
 
 
 def header_json(line: str | None = None) -> str:
-    result = snapshot_header(header() if line is None else line)
+    result = snapshot_header(header() if line is None else line, SLOT)
     assert result["error"] is None, result
     return result["header_json"]
 
 
-def row(values: list[Any], head: str | None = None, **kwargs: Any) -> dict[str, Any]:
-    return snapshot_row(
-        json.dumps({"values": values}), header_json() if head is None else head, SLOT, **kwargs
-    )
+def row(
+    values: list[Any], head: str | None = None, settings: DecodeSettings = NO_SETTINGS
+) -> dict[str, Any]:
+    line = json.dumps({"values": values})
+    return snapshot_row((line, header_json() if head is None else head), SLOT, settings)
 
 
 VALUES = ["7", "Ann", '{a,"b c",NULL}', "12.50", "\\x00ff"]
 
 
 def test_header_names_the_table_and_its_column_types_as_a_relation_message_does():
-    result = snapshot_header(header())
+    result = snapshot_header(header(), SLOT)
     columns = [(int(key), name, oid, modifier) for name, oid, modifier, key in COLUMNS]
     relation = message_row(
         (slot_line(LSN, 1, enc.relation(16_385, "public", "users", columns)), False), SLOT
@@ -90,7 +92,7 @@ def test_a_row_is_a_snapshot_change_of_every_column():
         "is_backfill": False,
         "order_ts": None,
         "sort_pos": snapshot_sort_pos(LSN),
-        "committed_at": None,
+        "committed_at": 0,
         "txn_id": f"snapshot:{LSN}",
         "event_id": f'["snapshot",{LSN},"public.users",{{"id":7}}]',
     }
@@ -141,7 +143,7 @@ def test_any_text_types_as_tuple_data_or_fails_as_it(oid, text):
     """Property: for any text, the snapshot row holds what an Insert would, or both fail."""
     columns = [("id", 23, -1, True), ("v", oid, -1, False)]
     head = header_json(header(columns=columns))
-    snapshot = snapshot_row(json.dumps({"values": ["1", text]}), head, SLOT)
+    snapshot = snapshot_row((json.dumps({"values": ["1", text]}), head), SLOT)
     relation = {
         "namespace": "public",
         "name": "users",
@@ -171,7 +173,9 @@ def test_a_declared_key_beats_the_flags_of_replica_identity_full():
     keys = declared_key_lookup(
         [{"source_system": "pgoutput", "source_table": "public.users", "primary_key": ["a"]}]
     )
-    result = row(["1", "x"], header_json(header(columns=columns)), declared_keys=keys)
+    result = row(
+        ["1", "x"], header_json(header(columns=columns)), DecodeSettings(declared_keys=keys)
+    )
     assert result["key_json"] == '{"a":1}'
     assert result["event_id"] == f'["snapshot",{LSN},"public.users",{{"a":1}}]'
 
@@ -185,13 +189,18 @@ def test_a_declared_key_column_the_header_lacks_is_an_error():
     keys = declared_key_lookup(
         [{"source_system": "pgoutput", "source_table": "public.users", "primary_key": ["nope"]}]
     )
-    assert row(VALUES, declared_keys=keys)["error"] == "key column 'nope' has no value"
+    assert (
+        row(VALUES, settings=DecodeSettings(declared_keys=keys))["error"]
+        == "key column 'nope' has no value"
+    )
 
 
 def test_the_same_row_from_a_file_landed_twice_has_one_identity():
-    first = snapshot_row(json.dumps({"values": VALUES}), header_json(), SLOT)
+    first = snapshot_row((json.dumps({"values": VALUES}), header_json()), SLOT)
     # Another name, other whitespace and key order in the JSON: the same row.
-    again = snapshot_row('{ "values" : ' + json.dumps(VALUES, indent=1) + "}", header_json(), SLOT)
+    again = snapshot_row(
+        ('{ "values" : ' + json.dumps(VALUES, indent=1) + "}", header_json()), SLOT
+    )
     assert again == first
 
 
@@ -295,13 +304,13 @@ def described(**changes: Any) -> list[dict[str, Any]]:
     ],
 )
 def test_a_header_that_does_not_fit_is_an_error(line, reason):
-    result = snapshot_header(line)
+    result = snapshot_header(line, SLOT)
     assert reason in result["error"]
     assert result.get("header_json") is None
 
 
 def test_fields_the_contract_does_not_name_are_ignored():
-    assert snapshot_header(header(taken_by="cdcw snapshot"))["error"] is None
+    assert snapshot_header(header(taken_by="cdcw snapshot"), SLOT)["error"] is None
 
 
 @pytest.mark.parametrize(
@@ -332,7 +341,7 @@ def test_fields_the_contract_does_not_name_are_ignored():
     ],
 )
 def test_a_row_that_does_not_fit_its_header_is_an_error(line, reason):
-    result = snapshot_row(line, header_json(), SLOT)
+    result = snapshot_row((line, header_json()), SLOT)
     assert reason in result["error"]
     assert result["op"] is None and result["key_json"] is None
 
@@ -349,11 +358,11 @@ def test_a_json_value_nested_deeper_than_python_recurses_is_an_error():
 
 
 def test_a_row_before_any_header_is_an_error_of_its_own():
-    assert snapshot_row(json.dumps({"values": VALUES}), None, SLOT)["error"] == NO_HEADER
+    assert snapshot_row((json.dumps({"values": VALUES}), None), SLOT)["error"] == NO_HEADER
 
 
 @pytest.mark.parametrize(
     "head", ["", "{", "[]", '{"lsn": 1}', '{"lsn":1,"table":"a.b","columns":[1]}']
 )
 def test_a_damaged_header_record_is_an_error_not_a_raise(head):
-    assert snapshot_row(json.dumps({"values": VALUES}), head, SLOT)["error"]
+    assert snapshot_row((json.dumps({"values": VALUES}), head), SLOT)["error"]

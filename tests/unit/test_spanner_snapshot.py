@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from python_udfs.change_log import FIELDS
+from python_udfs.decoding import NO_SETTINGS, DecodeSettings
 from python_udfs.snapshots import NO_HEADER
 from python_udfs.spanner import flatten_line
 from python_udfs.spanner_snapshot import snapshot_header, snapshot_row, snapshot_sort_pos
@@ -57,15 +58,16 @@ def header(columns: Any = GOOGLESQL_COLUMNS, **fields: Any) -> str:
 
 
 def header_json(line: str | None = None) -> str:
-    result = snapshot_header(header() if line is None else line)
+    result = snapshot_header(header() if line is None else line, STREAM)
     assert result["error"] is None, result
     return result["header_json"]
 
 
-def row(values: Any, head: str | None = None, **kwargs: Any) -> dict[str, Any]:
-    return snapshot_row(
-        json.dumps({"values": values}), header_json() if head is None else head, STREAM, **kwargs
-    )
+def row(
+    values: Any, head: str | None = None, settings: DecodeSettings = NO_SETTINGS
+) -> dict[str, Any]:
+    line = json.dumps({"values": values})
+    return snapshot_row((line, header_json() if head is None else head), STREAM, settings)
 
 
 def inserted(columns: list[dict[str, Any]], values: dict[str, Any]) -> dict[str, Any]:
@@ -96,7 +98,7 @@ def inserted(columns: list[dict[str, Any]], values: dict[str, Any]) -> dict[str,
 
 @DIALECTS
 def test_a_row_is_a_snapshot_change_typed_as_data_change_records_type_values(columns, values):
-    head = snapshot_header(header(columns))
+    head = snapshot_header(header(columns), STREAM)
     assert head["error"] is None
     result = row(values, head["header_json"])
     change = inserted(columns, values)
@@ -132,13 +134,18 @@ def test_a_declared_key_beats_is_primary_key():
     keys = declared_key_lookup(
         [{"source_system": "spanner", "source_table": "Products", "primary_key": ["Price"]}]
     )
-    assert row(GOOGLESQL_VALUES, declared_keys=keys)["key_json"] == '{"Price":12.5}'
+    assert (
+        row(GOOGLESQL_VALUES, settings=DecodeSettings(declared_keys=keys))["key_json"]
+        == '{"Price":12.5}'
+    )
 
 
 def test_the_same_row_from_a_file_landed_twice_has_one_identity():
     line = json.dumps({"values": GOOGLESQL_VALUES})
     again = json.dumps({"values": dict(reversed(GOOGLESQL_VALUES.items()))}, indent=2)
-    assert snapshot_row(line, header_json(), STREAM) == snapshot_row(again, header_json(), STREAM)
+    assert snapshot_row((line, header_json()), STREAM) == snapshot_row(
+        (again, header_json()), STREAM
+    )
     # The read timestamp in another spelling is the same instant.
     other_spelling = header_json(header(read_timestamp="2024-06-03T12:00:00.123456000+02:00"))
     assert row(GOOGLESQL_VALUES, other_spelling) == row(GOOGLESQL_VALUES)
@@ -251,13 +258,13 @@ def test_a_snapshot_sorts_after_changes_at_or_before_its_read_timestamp_and_befo
     ],
 )
 def test_a_header_that_does_not_fit_is_an_error(line, reason):
-    result = snapshot_header(line)
+    result = snapshot_header(line, STREAM)
     assert reason in result["error"]
     assert result.get("header_json") is None
 
 
 def test_fields_the_contract_does_not_name_are_ignored():
-    assert snapshot_header(header(partition_token="x"))["error"] is None
+    assert snapshot_header(header(partition_token="x"), STREAM)["error"] is None
 
 
 @pytest.mark.parametrize(
@@ -288,7 +295,7 @@ def test_a_row_that_does_not_fit_its_header_is_an_error(values, reason):
     ],
 )
 def test_a_line_that_is_no_row_is_an_error(line, reason):
-    assert reason in snapshot_row(line, header_json(), STREAM)["error"]
+    assert reason in snapshot_row((line, header_json()), STREAM)["error"]
 
 
 @pytest.mark.parametrize(
@@ -299,11 +306,11 @@ def test_a_json_value_nested_deeper_than_python_recurses_is_an_error(nested):
     whichever recurses deeper first."""
     line = '{"values": {"id": "a", "prefs": ' + nested + "}}"
     head = header_json(header([*POSTGRESQL_COLUMNS[:1], POSTGRESQL_COLUMNS[2]]))
-    assert "maximum recursion depth" in snapshot_row(line, head, STREAM)["error"]
+    assert "maximum recursion depth" in snapshot_row((line, head), STREAM)["error"]
 
 
 def test_a_row_before_any_header_is_an_error_of_its_own():
-    assert snapshot_row(json.dumps({"values": GOOGLESQL_VALUES}), None, STREAM)["error"] == (
+    assert snapshot_row((json.dumps({"values": GOOGLESQL_VALUES}), None), STREAM)["error"] == (
         NO_HEADER
     )
 
@@ -317,14 +324,17 @@ def test_a_table_without_primary_key_needs_a_declared_one():
     keys = declared_key_lookup(
         [{"source_system": "spanner", "source_table": "Products", "primary_key": ["Id"]}]
     )
-    assert row(GOOGLESQL_VALUES, head, declared_keys=keys)["key_json"] == '{"Id":42}'
+    assert (
+        row(GOOGLESQL_VALUES, head, settings=DecodeSettings(declared_keys=keys))["key_json"]
+        == '{"Id":42}'
+    )
 
 
 def test_a_declared_key_column_the_header_lacks_is_an_error():
     keys = declared_key_lookup(
         [{"source_system": "spanner", "source_table": "Products", "primary_key": ["Nope"]}]
     )
-    assert row(GOOGLESQL_VALUES, declared_keys=keys)["error"] == (
+    assert row(GOOGLESQL_VALUES, settings=DecodeSettings(declared_keys=keys))["error"] == (
         "declared key column 'Nope' is not in the header"
     )
 
@@ -333,7 +343,10 @@ def test_a_failing_key_lookup_is_reported_with_the_row():
     def broken(*_: str) -> list[str]:
         raise KeyError("settings")
 
-    assert "declared_keys failed: KeyError" in row(GOOGLESQL_VALUES, declared_keys=broken)["error"]
+    assert (
+        "declared_keys failed: KeyError"
+        in row(GOOGLESQL_VALUES, settings=DecodeSettings(declared_keys=broken))["error"]
+    )
 
 
 @pytest.mark.parametrize("head", ["", "{", "[]", '{"read_ns": 1}', '{"read_ns":1,"columns":[1]}'])

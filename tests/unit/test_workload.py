@@ -18,7 +18,7 @@ from cdc_warehouse.bench import decode_profile, pgoutput_encoder, workload
 from python_udfs.datastream import avro_file_events, flatten_event
 from python_udfs.debezium import flatten_record
 from python_udfs.decoding import DecodeSettings
-from python_udfs.families import FAMILIES
+from python_udfs.families import BY_NAME, FAMILIES, SNAPSHOT_DIRECTORY
 from python_udfs.pgoutput import change_rows, decode_message, message_row
 
 DEBEZIUM_SETTINGS = DecodeSettings(placeholders=("__debezium_unavailable_value",))
@@ -39,13 +39,20 @@ def generated(tmp_path_factory) -> tuple[Path, dict]:
     return out, manifest
 
 
-def lines_of(out: Path, family: str) -> list[tuple[str, str, str]]:
-    """(delivery, source name, line) of every landed line (Avro record) of a family, in landing
-    order (the small file repeats lines of a top-up: not one of them)."""
+def is_snapshot_file(path: Path) -> bool:
+    return SNAPSHOT_DIRECTORY in path.parts
+
+
+def lines_of(out: Path, family: str, snapshots: bool = False) -> list[tuple[str, str, str]]:
+    """(delivery, source name, line) of every landed line (Avro record) of a family's log (or
+    of its snapshot files), in landing order (the small file repeats lines of a top-up: not one
+    of them)."""
     small = f"topup-{workload.SMALL_FILE}"
     found = []
     for delivery in sorted(p.name for p in out.iterdir() if p.is_dir() and p.name != small):
         for path in sorted(p for p in (out / delivery / family).rglob("*.*") if p.is_file()):
+            if is_snapshot_file(path) != snapshots:
+                continue
             source = path.relative_to(out / delivery / family).parts[0]
             if path.suffix == ".avro":  # Datastream Avro: each record as the JSON line it reads as
                 found.extend((delivery, source, line) for _, line, _ in avro_file_events(str(path)))
@@ -155,6 +162,69 @@ def test_debezium_records_flatten_with_placeholders_and_key_changes(generated):
     assert manifest["families"]["debezium"]["late_files"] >= 1
 
 
+def debezium_transactions(out: Path, deliveries: list[str]) -> tuple[dict, dict]:
+    """(each transaction's END counts, each transaction's landed events as (collection,
+    order)) of the Debezium lines of `deliveries`, by (server, transaction)."""
+    ends: dict[tuple[str, str], dict[str, int]] = {}
+    events: dict[tuple[str, str], set[tuple[str, int]]] = {}
+    for delivery, source, line in lines_of(out, "debezium"):
+        if delivery not in deliveries:
+            continue
+        row = flatten_record(line, source, DEBEZIUM_SETTINGS)
+        transaction = (source, row["transaction_key"])
+        if row["transaction_status"] == "END":
+            assert (
+                ends.setdefault(transaction, row["transaction_collections"])
+                == (row["transaction_collections"])
+            )
+        elif row["transaction_key"] is not None and row["op"] is not None:
+            events.setdefault(transaction, set()).add(
+                (row["source_table"], row["data_collection_order"])
+            )
+        elif row["op"] not in (None, "snapshot"):
+            raise AssertionError(f"a change without its transaction: {line[:300]}")
+    return ends, events
+
+
+def is_whole(counts: dict[str, int], landed: set[tuple[str, int]]) -> bool:
+    return all(
+        {(collection, n) for n in range(1, count + 1)} <= landed
+        for collection, count in counts.items()
+    )
+
+
+def test_debezium_transactions_are_whole_once_their_files_have_landed(generated):
+    """Every change but a snapshot read carries its transaction's block, and each transaction's
+    END (on its server's transaction topic, with the wave) counts exactly the events of it that
+    the waves land, each top-up's too; a late file holds its transactions back meanwhile."""
+    out, manifest = generated
+    waves = manifest["waves"]
+    for deliveries in [waves, *([*waves, f"topup-{mode}"] for mode in workload.TOPUP_MODES)]:
+        ends, events = debezium_transactions(out, deliveries)
+        assert ends and set(events) <= set(ends)
+        for transaction, counts in ends.items():
+            landed = events.get(transaction, set())
+            assert is_whole(counts, landed), transaction
+            assert len(landed) == sum(counts.values()), transaction
+    ends, events = debezium_transactions(out, waves[:1])
+    waiting = [t for t, counts in ends.items() if not is_whole(counts, events.get(t, set()))]
+    assert waiting and manifest["families"]["debezium"]["late_files"] >= 1
+    totals = Counter()
+    for delivery in manifest["deliveries"].values():
+        totals.update(delivery["families"]["debezium"])
+    assert totals["transactions"] >= len(ends)
+
+
+def test_a_server_without_changes_in_a_delivery_has_no_transaction_file(tmp_path):
+    """At 2,000 events the adversarial top-up changes no key of pg_main: no file of BEGIN and
+    END records for it, and every transaction file holds records."""
+    spec = workload.Spec(scale=2_000, seed=42, waves=2, jobs=1)
+    workload.generate(spec, tmp_path)
+    assert not (tmp_path / "topup-adversarial" / "debezium" / "pg_main").exists()
+    files = list(tmp_path.rglob("*.transaction+0+*.jsonl"))
+    assert files and all(path.read_text().strip() for path in files)
+
+
 def test_pgoutput_log_decodes_and_its_changes_type(generated):
     out, manifest = generated
     kinds, unchanged_toast, updates = Counter(), 0, 0
@@ -162,6 +232,8 @@ def test_pgoutput_log_decodes_and_its_changes_type(generated):
     for delivery in manifest["deliveries"]:
         in_stream = False
         for path in sorted((out / delivery / "pgoutput").rglob("*.jsonl")):
+            if is_snapshot_file(path):
+                continue
             for line in path.read_text().splitlines():
                 entry = json.loads(line)
                 tag = base64.b64decode(entry["data"])[:1]
@@ -203,6 +275,8 @@ def test_pgoutput_open_transaction_is_sent_again_from_its_first_segment(generate
     first_segments = Counter()
     for delivery in manifest["waves"]:
         for path in sorted((out / delivery / "pgoutput").rglob("*.jsonl")):
+            if is_snapshot_file(path):
+                continue
             for line in path.read_text().splitlines():
                 data = base64.b64decode(json.loads(line)["data"])
                 if data[:1] == b"S":
@@ -242,6 +316,34 @@ def test_spanner_rows_have_the_contract_shape(generated):
         assert all(row["error"] is None for row in flatten_line(line, source)), line
     assert captures == {"OLD_AND_NEW_VALUES", "NEW_VALUES", "NEW_ROW", "NEW_ROW_AND_OLD_VALUES"}
     assert dialects == {"postgresql", "googlesql"}
+
+
+@pytest.mark.parametrize("family", ["pgoutput", "spanner"])
+def test_keys_before_the_log_are_rows_of_snapshot_files_that_decode(generated, family):
+    """The raw log families' early keys are no part of their log: each is one row of a
+    snapshot file of the base waves, which the family's snapshot stages decode."""
+    out, manifest = generated
+    snapshots = BY_NAME[family].snapshots
+    assert snapshots is not None
+    rows = 0
+    header_json = None
+    for delivery, source, line in lines_of(out, family, snapshots=True):
+        assert delivery.startswith("wave-")
+        if '"snapshot"' in line[:12]:
+            header = snapshots.header.decode(line, source, DEBEZIUM_SETTINGS)
+            assert header["error"] is None, header
+            header_json = header["header_json"]
+            continue
+        row = snapshots.row.decode((line, header_json), source, DEBEZIUM_SETTINGS)
+        assert row["error"] is None and row["op"] == "snapshot", row
+        rows += 1
+    spec = workload.Spec(scale=20_000, seed=7, waves=4, jobs=1)
+    plan = workload.plan_base(spec, family, workload.family_events(spec)[family])
+    assert rows == (plan.op == workload.OP_SNAPSHOT).sum() > 0
+    totals = Counter()
+    for delivery in manifest["deliveries"].values():
+        totals.update(delivery["families"][family])
+    assert totals["snapshot_lines"] > rows
 
 
 def test_topups_differ_in_which_keys_they_touch():
@@ -325,12 +427,14 @@ def test_datastream_avro_files_have_the_envelope_and_decode(generated):
 
 
 def _spanner_partition_rows(out: Path, deliveries: list[str]) -> dict[str, list[dict]]:
-    """Per stream, the decoded rows of every landed line, in landing order."""
+    """Per stream, the decoded rows of every landed line of its log, in landing order."""
     from python_udfs.spanner import flatten_line
 
     streams: dict[str, list[dict]] = {}
     for delivery in deliveries:
         for path in sorted((out / delivery / "spanner").rglob("*.jsonl")):
+            if is_snapshot_file(path):
+                continue
             stream = path.relative_to(out / delivery / "spanner").parts[0]
             for line in path.read_text().splitlines():
                 streams.setdefault(stream, []).extend(flatten_line(line, stream))
@@ -391,6 +495,8 @@ def test_truncates_empty_the_side_tables_and_live_keys_account_for_them(generate
     oids = []
     for delivery in manifest["waves"]:
         for path in sorted((out / delivery / "pgoutput").rglob("*.jsonl")):
+            if is_snapshot_file(path):
+                continue
             for line in path.read_text().splitlines():
                 data = base64.b64decode(json.loads(line)["data"])
                 if data[:1] == b"T":
@@ -412,6 +518,11 @@ def test_truncates_empty_the_side_tables_and_live_keys_account_for_them(generate
 
 
 UNKNOWN = object()
+# The writers of the families with snapshot files.
+GENERATED_FILE = {
+    "pgoutput": workload.pgoutput.write_file,
+    "spanner": workload.spanner.write_file,
+}
 
 
 def _decoded_change(family: str, plan, i: int, kind: int = 0) -> dict:
@@ -420,11 +531,22 @@ def _decoded_change(family: str, plan, i: int, kind: int = 0) -> dict:
     record kind)."""
     sub = int(workload.GENERATORS[family].sub_source(plan.key[i : i + 1])[0])
     chunk = workload.Chunk(family, "", sub, 0, 0, np.array([i]))
-    if family == "datastream":
+    snapshots = BY_NAME[family].snapshots
+    if snapshots is not None and plan.op[i] == workload.OP_SNAPSHOT:
+        chunk.extra = {"snapshot": True}
+        header_line, row_line = GENERATED_FILE[family](chunk, plan, 7)[0]
+        header = snapshots.header.decode(header_line, chunk.source, DEBEZIUM_SETTINGS)
+        image = snapshots.row.decode((row_line, header["header_json"]), chunk.source)["row_image"]
+    elif family == "datastream":
         line = workload.datastream._datastream_line(plan, i, 7, sub)
         image = flatten_event(line, workload.DS_SOURCES[sub][0])["row_image"]
     elif family == "debezium":
-        chunk.extra = {"partition": 0, "kinds": np.array([kind]), "offsets": np.array([0])}
+        chunk.extra = {
+            "partition": 0,
+            "kinds": np.array([kind]),
+            "offsets": np.array([0]),
+            "orders": np.array([1]),
+        }
         line = workload.debezium.write_file(chunk, plan, 7)[0][0]
         image = flatten_record(line, workload.DBZ_SERVERS[sub][0], DEBEZIUM_SETTINGS)["row_image"]
     elif family == "pgoutput":
@@ -509,6 +631,7 @@ def test_decode_profile_times_every_base_line_of_each_family(generated):
         result = decode_profile.profile(out, family)
         landed = sum(
             delivery["families"].get(family, {}).get("lines", 0)
+            - delivery["families"].get(family, {}).get("snapshot_lines", 0)
             for name, delivery in manifest["deliveries"].items()
             if name.startswith("wave-")
         )

@@ -1,7 +1,8 @@
 """pgoutput: protocol 2 slot lines, TOAST 'u' columns, primary key changes, large transactions
 streamed in blocks interleaved with others, an aborted subtransaction in each, at each wave
-boundary a streamed transaction left open and re-sent by the next slot read, and a side table
-that Truncate messages empty every other wave."""
+boundary a streamed transaction left open and re-sent by the next slot read, a side table
+that Truncate messages empty every other wave, and the keys that exist before the slot in its
+snapshot files (at a consistent point below every commit)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from cdc_warehouse import pg_snapshot
 from cdc_warehouse.bench import pgoutput_encoder as pg
 from cdc_warehouse.bench.workload.plan import (
     LSN0,
@@ -37,6 +39,7 @@ from cdc_warehouse.bench.workload.plan import (
     _txn_groups,
     side_keys,
     side_row,
+    snapshot_split,
     truncates_in,
 )
 
@@ -57,18 +60,48 @@ _PG_COLUMNS = [
     (0, "updated_at", 1184, -1),
 ]
 PG_RELATION = pg.relation(PG_OID, "public", "items", _PG_COLUMNS)
+# The slot's snapshot: the table as the relation names it, at a consistent point below every
+# commit of the log (the side table's included).
+PG_SNAPSHOT_TABLE = pg_snapshot.Table(
+    "public",
+    "items",
+    tuple(
+        pg_snapshot.Column(name, oid, modifier, bool(flags))
+        for flags, name, oid, modifier in _PG_COLUMNS
+    ),
+    None,
+)
+PG_SNAPSHOT_LSN = LSN0 - 4096
+
+
+def _pg_values(k: int, p: float, us: int) -> list[str]:
+    """A row's text values, as TupleData and COPY carry them."""
+    return [
+        str(k),
+        f"SKU-{(k * 31 + int(p)) % 5000}",
+        str((k + int(p)) % 50),
+        _amount(k, p),
+        _text(k, p, 30),
+        _pg_text_ts(us),
+    ]
 
 
 def _pg_tuple(k: int, p: float, us: int, toast: bool) -> bytes:
-    note = ("u", None) if toast else ("t", _text(k, p, 30).encode())
-    return pg.tuple_data(
-        ("t", str(k).encode()),
-        ("t", f"SKU-{(k * 31 + int(p)) % 5000}".encode()),
-        ("t", str((k + int(p)) % 50).encode()),
-        ("t", _amount(k, p).encode()),
-        note,
-        ("t", _pg_text_ts(us).encode()),
-    )
+    values: list[pg.Column] = [("t", value.encode()) for value in _pg_values(k, p, us)]
+    if toast:
+        values[4] = ("u", None)
+    return pg.tuple_data(*values)
+
+
+def _pg_snapshot_file(plan: Plan, index: np.ndarray, stats: FileStats) -> list[str]:
+    """A snapshot file: its header, then each key's row as it stood before the log began."""
+    lines = [pg_snapshot.header_line(pg.format_lsn(PG_SNAPSHOT_LSN), PG_SNAPSHOT_TABLE)]
+    for i in index:
+        k, p = int(plan.key[i]), float(plan.pos[i])
+        lines.append(pg_snapshot.row_line(_pg_values(k, p, _micros(plan.commit_pos[i]))))
+    stats.events += len(index)
+    stats.snapshot_lines += len(lines)
+    return lines
 
 
 def _pg_key_tuple(k: int) -> bytes:
@@ -202,6 +235,10 @@ def write_file(chunk: Chunk, plan: Plan, seed: int) -> tuple[list[str], FileStat
     """Transactions in commit order; a large one's blocks interleave with the small ones
     committed before it, and its Stream Commit follows them."""
     stats = FileStats()
+    if chunk.extra.get("snapshot"):
+        snapshot = _pg_snapshot_file(plan, chunk.index, stats)
+        stats.lines = len(snapshot)
+        return snapshot, stats
     lines: list[str] = []
     if chunk.extra.get("side_wave") is not None:
         lines += _pg_side_transactions(
@@ -259,9 +296,13 @@ def chunks(spec: Spec, plan: Plan, mode: str | None, state: dict[Any, int]) -> l
     chunks = []
     waves = np.unique(plan.wave)
     for wave in waves:
-        index = np.flatnonzero(plan.wave == wave)
-        parts = _split(plan, index, spec.chunk_events, True)
+        index, snapshot_rows = snapshot_split(plan, np.flatnonzero(plan.wave == wave))
         deliver = _deliver_name(int(wave), spec.waves, mode)
+        for number, part in enumerate(_split(plan, snapshot_rows, spec.chunk_events, False)):
+            chunk = Chunk("pgoutput", PG_SLOT, 0, int(wave), int(wave), part, {"snapshot": True})
+            chunk.path = f"pgoutput/{PG_SLOT}/snapshot/{deliver}/{number:05d}.jsonl"
+            chunks.append(chunk)
+        parts = _split(plan, index, spec.chunk_events, True)
         for number, part in enumerate(parts):
             chunk = Chunk("pgoutput", PG_SLOT, 0, int(wave), int(wave), part)
             chunk.path = f"pgoutput/{PG_SLOT}/{deliver}/{number:05d}.jsonl"
@@ -269,7 +310,7 @@ def chunks(spec: Spec, plan: Plan, mode: str | None, state: dict[Any, int]) -> l
                 chunk.extra.update(side_wave=int(wave), wave_start=float(plan.pos[index].min()))
             chunks.append(chunk)
         if mode is None and wave + 1 < spec.waves and parts:
-            following = np.flatnonzero(plan.wave == wave + 1)
+            following, _ = snapshot_split(plan, np.flatnonzero(plan.wave == wave + 1))
             groups = _txn_groups(plan, following) if len(following) else []
             carry = next((g for g in groups if len(g) >= 2 * STREAM_BLOCK), None)
             chunks[-1].extra["carry"] = carry

@@ -155,9 +155,9 @@ def plan_base(spec: Spec, family: str, n: int) -> Plan:
     op = np.full(n, OP_UPDATE, np.int8)
     first_idx = order[starts]
     op[first_idx] = OP_INSERT
-    backfilled = first_idx[first_idx < BACKFILL_SHARE * n]
-    if family != "pgoutput" and family != "spanner":
-        op[backfilled] = OP_SNAPSHOT
+    # A key created early is read by the source's initial read instead: a backfill or snapshot
+    # read (Datastream, Debezium), or a row of the snapshot files (pgoutput, Spanner).
+    op[first_idx[first_idx < BACKFILL_SHARE * n]] = OP_SNAPSHOT
     last_idx = order[ends]
     fate = rng.random(len(last_idx))
     multi = group_size > 1
@@ -333,9 +333,12 @@ class FileStats:
     avro_files: int = 0
     avro_events: int = 0
     truncates: int = 0
+    transactions: int = 0  # Debezium: END records written (a redelivered one not counted)
     splits: int = 0
     merges: int = 0
     partition_ends: int = 0
+    # Lines of snapshot files (pgoutput, Spanner): headers and rows, no part of the log.
+    snapshot_lines: int = 0
 
     def add(self, other: FileStats) -> None:
         for name, value in asdict(other).items():
@@ -388,6 +391,13 @@ def _txn_groups(plan: Plan, index: np.ndarray) -> list[np.ndarray]:
     txn = plan.txn[index]
     cuts = np.flatnonzero(np.diff(txn)) + 1
     return np.split(index, cuts)
+
+
+def snapshot_split(plan: Plan, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the log's changes, the snapshot's rows) of `index`: a snapshot row is read before the
+    log starts and lands in a snapshot file, never in the log (pgoutput, Spanner)."""
+    is_snapshot = plan.op[index] == OP_SNAPSHOT
+    return index[~is_snapshot], index[is_snapshot]
 
 
 def _split(plan: Plan, index: np.ndarray, size: int, txn_aligned: bool) -> list[np.ndarray]:

@@ -1,5 +1,6 @@
 """Spanner: change stream rows in both dialects, all four value capture types, partitions with
-heartbeats that split and merge at each wave boundary, the same record read twice."""
+heartbeats that split and merge at each wave boundary, the same record read twice, and the keys
+that exist before the stream in its snapshot files (read just before its start)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from cdc_warehouse.bench.workload.plan import (
     _micros,
     _split,
     _txn_groups,
+    snapshot_split,
 )
 
 # Spanner: at each wave boundary a stream's partitions end with child partitions records. A
@@ -72,6 +74,34 @@ _SP_COLUMNS = json.dumps(
     ],
     separators=(",", ":"),
 )
+
+
+# Each stream's snapshot is read just before its first change: the watermark of the first
+# wave has passed it.
+SP_SNAPSHOT_US = T0_US - STEP_US
+
+
+def _sp_snapshot_header(stream_no: int) -> str:
+    """A stream's snapshot header, its column types spelled as its dialect's records are."""
+    _, _, dialect = SP_STREAMS[stream_no]
+    columns = json.loads(_SP_COLUMNS)
+    if dialect == "googlesql":
+        for column in columns:
+            column["type"] = json.dumps(column["type"], separators=(",", ":"))
+    header = {"read_timestamp": _iso(SP_SNAPSHOT_US), "table": "Orders", "column_types": columns}
+    return json.dumps({"snapshot": header}, separators=(",", ":"))
+
+
+def _sp_snapshot_file(chunk: Chunk, plan: Plan, stats: FileStats) -> list[str]:
+    """A snapshot file: its header, then each key's whole row as the read found it."""
+    lines = [_sp_snapshot_header(chunk.table)]
+    for i in chunk.index:
+        k, p = int(plan.key[i]), float(plan.pos[i])
+        values = _sp_values(k, p, _micros(plan.commit_pos[i]), False)
+        lines.append(f'{{"values":{{"OrderId":"{k}",{values[1:]}}}')
+    stats.events += len(chunk.index)
+    stats.snapshot_lines += len(lines)
+    return lines
 
 
 def _sp_values(k: int, p: float, us: int, changed_only: bool) -> str:
@@ -146,6 +176,10 @@ def _sp_splits_merges(gen: int) -> tuple[int, int]:
 
 def write_file(chunk: Chunk, plan: Plan, seed: int) -> tuple[list[str], FileStats]:
     stats = FileStats()
+    if chunk.extra.get("snapshot"):
+        snapshot = _sp_snapshot_file(chunk, plan, stats)
+        stats.lines = len(snapshot)
+        return snapshot, stats
     stream, capture, dialect = SP_STREAMS[chunk.table]
     gen = int(chunk.extra.get("gen", 0))
     tokens = [_sp_token(stream, gen, group) for group in _sp_groups(gen)]
@@ -248,7 +282,15 @@ def chunks(spec: Spec, plan: Plan, mode: str | None, gens: dict[int, int]) -> li
         in_wave = plan.wave == wave
         start_us = _micros(float(plan.pos[in_wave].min())) - STEP_US // 2
         for stream_no, (stream, _, _) in enumerate(SP_STREAMS):
-            index = np.flatnonzero(in_wave & (sub == stream_no))
+            index, snapshot_rows = snapshot_split(
+                plan, np.flatnonzero(in_wave & (sub == stream_no))
+            )
+            for number, part in enumerate(_split(plan, snapshot_rows, spec.chunk_events, False)):
+                chunk = Chunk(
+                    "spanner", stream, stream_no, int(wave), int(wave), part, {"snapshot": True}
+                )
+                chunk.path = f"spanner/{stream}/snapshot/{deliver}/{number:05d}.jsonl"
+                chunks.append(chunk)
             parts = _split(plan, index, spec.chunk_events, True)
             if not parts:
                 continue

@@ -11,5 +11,12 @@
     ref('stg_debezium__lines'),
     'debezium_flatten(new_lines.line, new_lines.source_name, '
     ~ unavailable_placeholders() ~ ')',
-    ['column_types'],
+    [
+        'column_types',
+        'transaction_key',
+        'data_collection_order',
+        'transaction_status',
+        'transaction_event_count',
+        'transaction_collections',
+    ],
 ) }}

@@ -7,7 +7,8 @@
 {#- The row changes of newly committed transactions: the log's content between a transaction's
     last restart and its commit, without subtransactions aborted in between, typed by the
     Relation message in force at each change (it may have landed in an earlier run). They take
-    the commit's landing run: that is when they become changes. -#}
+    the commit's landing run: that is when they become changes. New snapshot rows are changes as
+    they land, placed at their slot's consistent point (int_pgoutput__snapshot_rows). -#}
 {%- set processed_through = max_processed(this, 'landing_run') if is_incremental() else -1 %}
 
 with messages as (
@@ -141,7 +142,7 @@ typed_changes as (
     from described_changes
 ),
 
-final as (
+transaction_changes as (
     select
         typed_changes.source_name,
         typed_changes.file_path,
@@ -180,6 +181,36 @@ final as (
                 )
         end as raw_line
     from typed_changes
+),
+
+snapshot_changes as (
+    -- In transaction_changes' column order: a union matches columns by position.
+    select
+        source_name,
+        file_path,
+        line_number,
+        source_table,
+        key_json,
+        op,
+        row_image,
+        error,
+        landed_at,
+        committed_at,
+        landing_run,
+        is_backfill,
+        order_ts,
+        sort_pos,
+        txn_id,
+        event_id,
+        raw_line
+    from {{ ref('int_pgoutput__snapshot_rows') }}
+    where landing_run > {{ processed_through }} and error is null
+),
+
+final as (
+    select * from transaction_changes
+    union all
+    select * from snapshot_changes
 )
 
 select * from final

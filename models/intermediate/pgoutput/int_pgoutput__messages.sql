@@ -7,7 +7,8 @@
 
 {#- Every slot line decoded. Whether a message lies inside a Stream Start .. Stream Stop block
     decides its layout, and only its place in the slot's log tells; a block never spans two
-    slot reads (landing runs). -#}
+    slot reads (landing runs). Snapshot files are no part of the slot's log
+    (int_pgoutput__snapshot_rows). -#}
 {%- set processed_through = max_processed(this, 'landing_run') if is_incremental() else -1 %}
 
 with new_lines as (
@@ -17,7 +18,7 @@ with new_lines as (
             substr(try_to_binary(get_json_object(line, '$.data'), 'base64'), 1, 1)
         ) as message_tag
     from {{ ref('stg_pgoutput__lines') }}
-    where landing_run > {{ processed_through }}
+    where landing_run > {{ processed_through }} and not {{ is_snapshot_file('pgoutput') }}
 ),
 
 positioned_lines as (

@@ -1,3 +1,4 @@
+-- depends_on: {{ ref('int_spanner__snapshot_batches') }}
 {{
     config(
         materialized='incremental',
@@ -11,12 +12,16 @@
 }}
 
 {#- Transactions not released after the newest landing run: records still missing, or committed
-    above the low watermark. cdc_spanner_streams counts them. The set after a run is the set
-    after the run before it and the transactions with records landed since, less those released,
-    so a run reads what changed, not every transaction. Each run writes its set as a partition,
+    above the low watermark; snapshot batches above it too. cdc_spanner_streams counts them. The
+    set after a run is the set after the run before it and the transactions with records (or the
+    batches) landed since, less those released, so a run reads what changed, not every
+    transaction. Each run writes its set as a partition,
     with one row that names no transaction, so that an empty set still says which run it
     reflects; older partitions are dropped. -#}
-{%- set newest_run = max_processed(ref('int_spanner__records'), 'landing_run') %}
+{%- set newest_run = [
+    max_processed(ref('int_spanner__records'), 'landing_run'),
+    max_processed(ref('int_spanner__snapshot_batches'), 'landing_run'),
+] | max %}
 {%- set candidates_hint = '' %}
 {%- if is_incremental() %}
     {%- set candidates = cached_view(

@@ -10,12 +10,13 @@
 {#- Every change stream row of new landing runs decoded by the `spanner_flatten` UDF
     (python_udfs/spanner.py): one row per mod of a data change record, per heartbeat and per
     announced child partition, or the reason a line or mod is quarantined. A bad mod keeps its
-    record's identity, so the record still counts towards its transaction. -#}
+    record's identity, so the record still counts towards its transaction. Snapshot files are no
+    part of the stream's partition records (int_spanner__snapshot_rows). -#}
 {%- set processed_through = max_processed(this, 'landing_run') if is_incremental() else -1 %}
 
 with new_lines as (
     select * from {{ ref('stg_spanner__lines') }}
-    where landing_run > {{ processed_through }}
+    where landing_run > {{ processed_through }} and not {{ is_snapshot_file('spanner') }}
 ),
 
 decoded_rows as (

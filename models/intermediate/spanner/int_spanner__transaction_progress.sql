@@ -2,7 +2,8 @@
 
 {#- How much of each transaction has landed: its records may come from several partitions,
     in several runs, and a record may be delivered twice. completed_run is the landing run in
-    which its last missing record arrived. -#}
+    which its last missing record arrived. A snapshot batch (int_spanner__snapshot_batches) is a
+    transaction at its read timestamp, complete in the run that landed it. -#}
 with record_arrivals as (
     select
         source_name,
@@ -33,7 +34,7 @@ ordered_arrivals as (
     from record_arrivals
 ),
 
-final as (
+transaction_arrivals as (
     select
         source_name,
         server_transaction_id,
@@ -47,6 +48,25 @@ final as (
         ) as completed_run
     from ordered_arrivals
     group by source_name, server_transaction_id
+),
+
+snapshot_batches as (
+    select
+        source_name,
+        server_transaction_id,
+        commit_ts,
+        snapshot_rows as records_in_transaction,
+        snapshot_rows as landed_records,
+        landing_run as first_landing_run,
+        landing_run as last_landing_run,
+        landing_run as completed_run
+    from {{ ref('int_spanner__snapshot_batches') }}
+),
+
+final as (
+    select * from transaction_arrivals
+    union all
+    select * from snapshot_batches
 )
 
 select * from final

@@ -1,4 +1,5 @@
 -- depends_on: {{ ref('int_spanner__records') }}
+-- depends_on: {{ ref('int_spanner__snapshot_batches') }}
 {{
     config(
         post_hook="{{ uncache_view('int_spanner__transactions__candidates') }}",
@@ -7,7 +8,7 @@
 
 {#- Transactions released to the change log, each once, with the landing run that released
     it: the first run after which all its records had landed and the stream's low watermark
-    had reached its commit timestamp. The run is derived from what each run had landed, not
+    had reached its commit timestamp; a snapshot batch likewise, at its read timestamp. The run is derived from what each run had landed, not
     from when dbt ran, so incremental runs and a full refresh label every release alike.
     An incremental run counts the records of the transactions it may release only: those with
     a record landed since, and those left waiting above the watermark. -#}
@@ -21,10 +22,17 @@
 {%- endif %}
 
 with new_runs as (
-    select distinct
+    -- A run that landed only snapshot rows of a stream may release them too.
+    select
         source_name,
         landing_run
     from {{ ref('int_spanner__partition_reports') }}
+    where landing_run > {{ processed_through }}
+    union
+    select
+        source_name,
+        landing_run
+    from {{ ref('int_spanner__snapshot_batches') }}
     where landing_run > {{ processed_through }}
 ),
 

@@ -18,6 +18,7 @@ PH_ARRAY = [PLACEHOLDER]
 
 MAIN = "pg_main"
 LITE = "pg_lite"
+TXN = "pg_txn"
 
 
 # --------------------------------------------------------------------------------------------
@@ -120,6 +121,64 @@ class _Table:
             "optional": False,
             "name": f"{self.topic}.Envelope",
             "version": 2,
+        }
+
+
+@dataclass(frozen=True)
+class _TransactionTopic:
+    """A server's transaction topic (provide.transaction.metadata): its BEGIN and END records."""
+
+    server: _Server
+
+    @property
+    def topic(self) -> str:
+        return f"{self.server.name}.transaction"
+
+
+class _Transaction:
+    """One source transaction of a server that sends transaction metadata: the block each of
+    its change events carries (its place among all its events and among its table's), and its
+    BEGIN and END records. Debezium's PostgreSQL connector names a transaction `<txid>:<lsn>`,
+    the lsn part not the same in all its records."""
+
+    def __init__(self, tx: int, lsn: int, ts: int) -> None:
+        self.tx, self.lsn, self.ts = tx, lsn, ts
+        self.counts: dict[str, int] = {}
+
+    @property
+    def id(self) -> str:
+        return f"{self.tx}:{self.lsn}"
+
+    def block(self, table: _Table) -> dict[str, Any]:
+        """The next event's block, counted for the END."""
+        collection = f"{table.schema}.{table.name}"
+        self.counts[collection] = self.counts.get(collection, 0) + 1
+        return {
+            "id": self.id,
+            "total_order": sum(self.counts.values()),
+            "data_collection_order": self.counts[collection],
+        }
+
+    def begin(self) -> dict[str, Any]:
+        return {
+            "status": "BEGIN",
+            "id": f"{self.tx}:{self.lsn - 8}",
+            "event_count": None,
+            "data_collections": None,
+            "ts_ms": self.ts // 1000,
+        }
+
+    def end(self, counts: dict[str, int] | None = None) -> dict[str, Any]:
+        """The END record: the events counted so far, or `counts` in their place."""
+        counted = self.counts if counts is None else counts
+        return {
+            "status": "END",
+            "id": self.id,
+            "event_count": sum(counted.values()),
+            "data_collections": [
+                {"data_collection": name, "event_count": n} for name, n in counted.items()
+            ],
+            "ts_ms": self.ts // 1000,
         }
 
 
@@ -278,7 +337,13 @@ class _Wave:
 
     # ---- files ---------------------------------------------------------------------------
 
-    def file(self, table: _Table, partition: int, start: int | None = None, tag: str = "") -> str:
+    def file(
+        self,
+        table: _Table | _TransactionTopic,
+        partition: int,
+        start: int | None = None,
+        tag: str = "",
+    ) -> str:
         """A dump file named after its first offset (the next one unless ``start`` is given)."""
         first = self.offsets.peek(table.topic, partition) if start is None else start
         topic = table.topic
@@ -351,19 +416,50 @@ class _Wave:
         tx: int,
         ts: int,
         snapshot: str = "false",
+        block: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """A change event (op c/u/d/r) with Debezium's source block."""
-        value = _value(table, op, before, after, lsn, tx, ts, snapshot)
+        """A change event (op c/u/d/r) with Debezium's source block, and its transaction's
+        block (`_Transaction.block`) where the server sends transaction metadata."""
+        value = _value(table, op, before, after, lsn, tx, ts, snapshot, block)
         return self.record(path, table, partition, key, value, ts // 1000 + 350)
 
     def tombstone(self, path: str, table: _Table, partition: int, key: dict[str, Any], ts: int):
         """The tombstone Debezium writes after a delete (same key, null value)."""
         return self.record(path, table, partition, key, None, ts // 1000 + 351)
 
-    def truncate(self, path: str, table: _Table, partition: int, *, lsn: int, tx: int, ts: int):
+    def truncate(
+        self,
+        path: str,
+        table: _Table,
+        partition: int,
+        *,
+        lsn: int,
+        tx: int,
+        ts: int,
+        block: dict[str, Any] | None = None,
+    ):
         """A truncate event: no key, no before / after."""
-        value = _value(table, "t", None, None, lsn, tx, ts, "false")
+        value = _value(table, "t", None, None, lsn, tx, ts, "false", block)
         return self.record(path, table, partition, None, value, ts // 1000 + 350)
+
+    def transaction_record(
+        self, path: str, topic: _TransactionTopic, value: dict[str, Any]
+    ) -> dict[str, Any]:
+        """A BEGIN or END record of the server's transaction topic (one partition, keyed by the
+        transaction id; JsonConverter without schemas)."""
+        assert not topic.server.enveloped
+        rec = {
+            "topic": topic.topic,
+            "partition": 0,
+            "offset": self.offsets.take(topic.topic, 0),
+            "tstype": "create",
+            "ts": value["ts_ms"] + 350,
+            "broker": 1,
+            "key": _compact({"id": value["id"]}),
+            "payload": _compact(value),
+        }
+        self.add_line(path, _compact(rec))
+        return rec
 
     def again(self, path: str, rec: dict[str, Any]) -> None:
         """The same record (same topic/partition/offset) once more."""
@@ -398,6 +494,7 @@ def _value(
     tx: int,
     ts: int,
     snapshot: str,
+    block: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The Debezium value payload (without the schema envelope)."""
     server = table.server
@@ -422,7 +519,7 @@ def _value(
             "before": before,
             "after": after,
             "source": source,
-            "transaction": None,
+            "transaction": block,
             "op": op,
             "ts_ms": processing_ms,
             "ts_us": processing_ms * 1000,
@@ -434,7 +531,7 @@ def _value(
         "source": source,
         "op": op,
         "ts_ms": processing_ms,
-        "transaction": None,
+        "transaction": block,
     }
 
 

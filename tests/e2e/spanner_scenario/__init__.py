@@ -17,6 +17,13 @@ line (``{"partition_token": ..., <the row>}``), under ``spanner/<stream>/<partit
   the PostgreSQL shape ``{"data_change_record": {...}}``. value_capture_type NEW_VALUES until
   10:05, then NEW_ROW_AND_OLD_VALUES. Partitions p1 and p2 from the initial query.
 
+Initial snapshots (``spanner/<stream>/snapshot/<table>/*.jsonl``, a header then rows, read from
+the model of the database at the read timestamp): shop_gsql's Products read at 10:06 lands in
+wave 1, before the log files of its period, and waits for the watermark; its Orders read at the
+stream's start lands in wave 3, after them, and again under another name in wave 4; ledger_pg's
+accounts read at 10:02:30 lands in wave 2, between them, completing a NEW_VALUES update, with a
+late update before its read timestamp landing in wave 3.
+
 The records are generated from a small model of each database (every key's current row), so
 that old values, NEW_ROW images and partial images agree with each other. ``build_scenario()``
 gives the waves and which trap sits in which wave and file; the stream status after each wave is in
@@ -70,13 +77,13 @@ def build_scenario() -> Scenario:
     ledger_pg's."""
     shop, ledger = shop_gsql.stream(), ledger_pg.stream()
     first, second, third, fourth = (_Wave(n) for n in (1, 2, 3, 4))
-    shop_gsql.wave1(first, shop)
+    shop_gsql.wave1(first, shop, third)
     ledger_pg.wave1(first, ledger)
     shop_gsql.wave2(second, shop)
     ledger_pg.wave2(second, ledger, first)
-    shop_gsql.wave3(third, shop, second)
+    shop_gsql.wave3(third, shop, first, second)
     ledger_pg.wave3(third, ledger)
-    shop_gsql.wave4(fourth, shop)
+    shop_gsql.wave4(fourth, shop, third)
     ledger_pg.wave4(fourth, ledger)
     waves = (first, second, third, fourth)
     return Scenario([w.files() for w in waves], [note for w in waves for note in w.coverage])

@@ -257,6 +257,30 @@ def wave2(w: _Wave, ledger: _Stream, first: _Wave) -> None:
         p1,
         ledger.data(
             "p1",
+            "10:02:25",
+            "7305118815",
+            ACCOUNTS,
+            "UPDATE",
+            [{"account_id": "acc-005", "owner": "Gabrielle Émilie du Châtelet"}],
+        ),
+    )
+    accounts = ledger.snapshot_path(ACCOUNTS, "0001.jsonl")
+    w.add(accounts, *ledger.snapshot(ACCOUNTS, "10:02:30"))
+    bad_row = w.add(
+        accounts,
+        {"values": {**ACC_005, "account_id": "acc-099", "balance": "12x", "owner": "nobody"}},
+    )
+    w.note(
+        accounts,
+        "accounts snapshot read at 10:02:30 (PostgreSQL dialect), landed between the log files "
+        "of its period: it completes acc-004's NEW_VALUES update at 10:02:40, and acc-002's "
+        "balance already holds 7305118804's change, whose p2 half lands in wave 3",
+    )
+    w.note(accounts, f"line {bad_row}: a NUMERIC value that does not fit (quarantined alone)")
+    w.add(
+        p1,
+        ledger.data(
+            "p1",
             "10:02:40",
             "7305118806",
             ACCOUNTS,
@@ -279,7 +303,7 @@ def wave2(w: _Wave, ledger: _Stream, first: _Wave) -> None:
     w.add(p1, ledger.heartbeat("p1", "10:03:10"))
     w.note(p1, "NEW_VALUES update: owner only, balance from the latest applied value")
     w.note(p1, f"line {unknown}: unknown record kind partition_event_record (quarantined)")
-    w.note(p1, "acc-004 first seen through a NEW_VALUES update: six columns unavailable")
+    w.note(p1, "acc-004 first seen through a NEW_VALUES update: completed by the snapshot")
     w.note(p1, f"line {bad}: ARRAY<INT64> element '12x' does not fit (quarantined)")
     p2 = ledger.path("p2", "0003.jsonl")
     w.add(p2, ledger.heartbeat("p2", "10:03:00"))
@@ -305,12 +329,27 @@ def wave3(w: _Wave, ledger: _Stream) -> None:
             records=2,
             partitions=2,
         ),
+        # Older than the model's state (wave 2's 10:02:25 update came after it).
+        ledger.data(
+            "p2",
+            "10:02:20",
+            "7305118816",
+            ACCOUNTS,
+            "UPDATE",
+            [{"account_id": "acc-005", "owner": "É. du Châtelet"}],
+            commit=False,
+        ),
         ledger.heartbeat("p2", "10:02:30"),
     )
     w.note(
         p2,
-        "the late p2 half of 7305118804: the transaction applies below the watermark, acc-002's "
-        "later NEW_VALUES version (wave 2) now takes its balance",
+        "the late p2 half of 7305118804: the transaction applies below the watermark and takes "
+        "its place before acc-002's later versions, the snapshot's balance already had it",
+    )
+    w.note(
+        p2,
+        "a late update of acc-005 at 10:02:20, before the snapshot read at 10:02:30 and the "
+        "10:02:25 update: it takes its place in history and overwrites neither",
     )
     p1 = ledger.path("p1", "0003.jsonl")
     w.add(

@@ -209,7 +209,15 @@ def stream() -> _Stream:
     )
 
 
-def wave1(w: _Wave, shop: _Stream) -> None:
+def wave1(w: _Wave, shop: _Stream, third: _Wave) -> None:
+    orders = shop.snapshot_path(ORDERS, "at-start.jsonl")
+    third.add(orders, *shop.snapshot(ORDERS, "10:00:00"))
+    third.note(
+        orders,
+        "Orders snapshot read at the stream's start, landed after the log files of its period: "
+        "c-dan's order, which no good record ever changes, appears; the orders placed since "
+        "come from the log",
+    )
     init = shop.path(None, "0001.jsonl")
     w.add(
         init,
@@ -374,7 +382,7 @@ def wave2(w: _Wave, shop: _Stream) -> None:
     )
 
 
-def wave3(w: _Wave, shop: _Stream, second: _Wave) -> None:
+def wave3(w: _Wave, shop: _Stream, first: _Wave, second: _Wave) -> None:
     g1b = shop.path("g1b", "0001.jsonl")
     w.add(
         g1b,
@@ -389,6 +397,14 @@ def wave3(w: _Wave, shop: _Stream, second: _Wave) -> None:
         ),
     )
     w.note(g1b, "NEW_ROW update of Products 7 (after ALTER): waits behind stalled g3")
+    products = shop.snapshot_path(PRODUCTS, "0001.jsonl")
+    first.add(products, *shop.snapshot(PRODUCTS, "10:06:00"))
+    first.note(
+        products,
+        "Products snapshot read at 10:06, landed before the log files of its period: it waits "
+        "for the watermark (wave 4), and every change at or before 10:06 leaves the row as it "
+        "reads, so it makes no version; the changes after it (10:06:10, 10:06:30) apply on top",
+    )
     g1a = shop.path("g1a", "0002.jsonl")
     w.add(g1a, shop.data("g1a", "10:06:10", "4410000016", PRODUCTS, "INSERT", [P5_AGAIN]))
     unknown = w.add(
@@ -450,7 +466,10 @@ def wave3(w: _Wave, shop: _Stream, second: _Wave) -> None:
     )
 
 
-def wave4(w: _Wave, shop: _Stream) -> None:
+def wave4(w: _Wave, shop: _Stream, third: _Wave) -> None:
+    again = shop.snapshot_path(ORDERS, "at-start.again.jsonl")
+    w.put(again, third.files()[shop.snapshot_path(ORDERS, "at-start.jsonl")])
+    w.note(again, "wave 3's Orders snapshot landed again under another name: counts once")
     g3 = shop.path("g3", "0003.jsonl")
     w.add(
         g3,

@@ -244,6 +244,24 @@ class _Stream:
         }
         return self._row(role, "data_change_record", record)
 
+    def snapshot_path(self, table: _Table, file: str) -> str:
+        return f"spanner/{self.name}/snapshot/{table.name}/{file}"
+
+    def snapshot(self, table: _Table, hms: str) -> list[dict[str, Any]]:
+        """A snapshot file of ``table`` as a strong read at ``hms`` returns it: the header (every
+        column, typed as this stream's records type them), then each row the database model
+        holds now, in key order, values as Spanner's JSON encoding writes them."""
+        as_text = self.dialect == "googlesql"
+        header = {
+            "snapshot": {
+                "read_timestamp": at(hms),
+                "table": table.name,
+                "column_types": table.column_types(table.names, as_text),
+            }
+        }
+        rows = sorted((key, row) for (name, key), row in self.db.items() if name == table.name)
+        return [header, *({"values": dict(row)} for _, row in rows)]
+
 
 class _Wave:
     """The files of one wave: relative path -> lines."""

@@ -1,0 +1,124 @@
+{#- Each transaction's END record: the first to land (landing run, file, line) is the one whose
+    counts the transaction waits for (int_debezium__transactions). An END landed again with the
+    same counts is a redelivery and counts once (it is not kept); one with other counts
+    contradicts the first and is kept with the reason it is quarantined (cdc_quarantine). -#}
+{%- set processed_through = max_processed(this, 'landing_run') if is_incremental() else -1 %}
+
+with new_ends as (
+    select
+        source_name,
+        file_path,
+        line_number,
+        transaction_key,
+        transaction_event_count as event_count,
+        transaction_collections as data_collections,
+        committed_at,
+        landed_at,
+        landing_run
+    from {{ ref('int_debezium__events') }}
+    where
+        transaction_key is not null
+        and transaction_status = 'END'
+        and error is null
+        and landing_run > {{ processed_through }}
+),
+
+ends as (
+    select * from new_ends
+    {%- if is_incremental() %}
+        union all
+        -- The first END of each transaction that has one already.
+        select
+            first_end.source_name,
+            first_end.file_path,
+            first_end.line_number,
+            first_end.transaction_key,
+            first_end.event_count,
+            first_end.data_collections,
+            first_end.committed_at,
+            first_end.landed_at,
+            first_end.landing_run
+        from {{ this }} as first_end
+        left semi join new_ends
+            on
+                first_end.source_name = new_ends.source_name
+                and first_end.transaction_key = new_ends.transaction_key
+        where first_end.error is null
+    {%- endif %}
+),
+
+ordered_ends as (
+    select
+        *,
+        -- Maps do not compare: the counts as a sorted array of (collection, count).
+        array_sort(map_entries(data_collections)) as sorted_counts,
+        row_number() over (
+            partition by source_name, transaction_key
+            order by landing_run, file_path, line_number
+        ) as end_number
+    from ends
+),
+
+first_ends as (
+    select * from ordered_ends
+    where end_number = 1
+),
+
+later_ends as (
+    select
+        ordered_ends.*,
+        first_ends.file_path as first_file_path,
+        first_ends.line_number as first_line_number,
+        first_ends.data_collections as first_data_collections
+    from ordered_ends
+    inner join first_ends
+        on
+            ordered_ends.source_name = first_ends.source_name
+            and ordered_ends.transaction_key = first_ends.transaction_key
+    where
+        ordered_ends.end_number > 1
+        and ordered_ends.sorted_counts != first_ends.sorted_counts
+),
+
+kept_ends as (
+    select
+        source_name,
+        file_path,
+        line_number,
+        transaction_key,
+        event_count,
+        data_collections,
+        committed_at,
+        landed_at,
+        landing_run,
+        cast(null as string) as error
+    from first_ends
+    union all
+    select
+        source_name,
+        file_path,
+        line_number,
+        transaction_key,
+        event_count,
+        data_collections,
+        committed_at,
+        landed_at,
+        landing_run,
+        concat(
+            'END of transaction ', transaction_key, ' counts ', to_json(data_collections),
+            ', its first END (', first_file_path, ' line ', first_line_number, ') counts ',
+            to_json(first_data_collections), ': the first END counts'
+        ) as error
+    from later_ends
+),
+
+final as (
+    select
+        *,
+        -- The line's text is not kept for a good line; the reason names both ENDs' counts.
+        cast(null as string) as raw_line
+    from kept_ends
+    where landing_run > {{ processed_through }}
+)
+
+select * from final
