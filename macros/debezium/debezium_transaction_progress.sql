@@ -2,10 +2,13 @@
     SQL: its END (the first, int_debezium__transaction_ends), the distinct events it counts that
     have landed, per data collection, and the landing run after which all of them had
     (completed_run; NULL while its END or some event is missing). An event delivered twice
-    counts once (its collection and data_collection_order name it). Reads the events of landing
-    runs from `from_run` on: the candidates' lines start there. `hint` joins the candidates
-    by broadcast. -#}
-{% macro debezium_transaction_progress(candidates, from_run, hint='') -%}
+    counts once (its collection and data_collection_order name it). Reads the events and ENDs of
+    landing runs from `from_run` on. Without `carried`, the candidates' lines all start there.
+    With it (the pending set as of the run before `from_run`, which keeps what had landed of each
+    transaction: arrived_events, its END, committed_at), a pending transaction's earlier lines
+    are taken from there, so a transaction that waits long costs no read of the runs since it
+    began. `hint` joins the candidates by broadcast. -#}
+{% macro debezium_transaction_progress(candidates, from_run, hint='', carried=none) -%}
     with candidate_lines as (
         select {{ hint }}
             events.source_name,
@@ -26,6 +29,28 @@
             and events.landing_run >= {{ from_run }}
     ),
 
+    landed_changes as (
+        select
+            source_name,
+            transaction_key,
+            source_table,
+            data_collection_order,
+            landing_run
+        from candidate_lines
+        where op is not null
+    {%- if carried is not none %}
+            union all
+            select
+                carried.source_name,
+                carried.transaction_key,
+                arrived.source_table,
+                arrived.data_collection_order,
+                arrived.arrival_run as landing_run
+            from {{ carried }} as carried
+                lateral view inline(carried.arrived_events) arrived
+    {%- endif %}
+    ),
+
     event_arrivals as (
         -- Each change event once, in the run it first landed.
         select
@@ -34,8 +59,7 @@
             source_table,
             data_collection_order,
             min(landing_run) as arrival_run
-        from candidate_lines
-        where op is not null
+        from landed_changes
         group by source_name, transaction_key, source_table, data_collection_order
     ),
 
@@ -45,7 +69,21 @@
             source_name,
             transaction_key,
             max(committed_at) as committed_at
-        from candidate_lines
+        from (
+            select
+                source_name,
+                transaction_key,
+                committed_at
+            from candidate_lines
+    {%- if carried is not none %}
+                union all
+                select
+                    source_name,
+                    transaction_key,
+                    committed_at
+                from {{ carried }}
+    {%- endif %}
+        )
         group by source_name, transaction_key
     ),
 
@@ -53,7 +91,14 @@
         select
             source_name,
             transaction_key,
-            count(*) as landed_events
+            count(*) as landed_events,
+            collect_list(
+                named_struct(
+                    'source_table', source_table,
+                    'data_collection_order', data_collection_order,
+                    'arrival_run', arrival_run
+                )
+            ) as arrived_events
         from event_arrivals
         group by source_name, transaction_key
     ),
@@ -70,7 +115,18 @@
             on
                 ends.source_name = candidates.source_name
                 and ends.transaction_key = candidates.transaction_key
-        where ends.error is null
+        where ends.error is null and ends.landing_run >= {{ from_run }}
+    {%- if carried is not none %}
+            union all
+            select
+                source_name,
+                transaction_key,
+                event_count,
+                data_collections,
+                end_landing_run as landing_run
+            from {{ carried }}
+            where end_landing_run is not null
+    {%- endif %}
     ),
 
     counted_collections as (
@@ -142,7 +198,11 @@
         -- with its END.
         case when coalesce(counted_progress.missing_events, 0) = 0
             then greatest(ends.landing_run, counted_progress.completed_run)
-        end as completed_run
+        end as completed_run,
+        -- What a pending set keeps of it, for the next run (`carried`).
+        landed_events.arrived_events,
+        ends.data_collections,
+        ends.landing_run as end_landing_run
     from {{ candidates }} as candidates
     left join ends
         on

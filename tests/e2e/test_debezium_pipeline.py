@@ -9,6 +9,7 @@ cdc_source_freshness."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -130,3 +131,26 @@ def test_a_transaction_record_that_does_not_fit_is_quarantined_with_its_reason(w
     assert malformed == "data_collections count 1 events, event_count says 2"
     assert conflicting.startswith('END of transaction 7010 counts {"shop.orders":2,')
     assert conflicting.endswith(": the first END counts")
+
+
+def test_a_waiting_transaction_costs_no_read_of_the_runs_since_it_began(families_run):
+    """The pending set keeps what has landed of each waiting transaction, so a run reads the
+    Debezium events landed since the run before it: the transaction left without END, pending
+    since an early run, does not pull the events read back to its first run."""
+    pipeline = families_run.pipeline
+    pending = [
+        row
+        for row in pipeline.rows("cdc_internal.int_debezium__pending_transactions")
+        if row["transaction_key"] is not None
+    ]
+    assert pending and all(row["arrived_events"] for row in pending)
+    # What the next run would read, compiled against the warehouse as it stands.
+    select = ("--select", "int_debezium__pending_transactions")
+    assert pipeline.cdcw("dbt", "compile", *select, "--quiet") == 0
+    compiled = (
+        pipeline.warehouse_dir
+        / "_dbt/target/compiled/cdc_warehouse/models/intermediate/debezium"
+        / "int_debezium__pending_transactions.sql"
+    ).read_text()
+    [events_from] = {int(run) for run in re.findall(r"events\.landing_run >= (\d+)", compiled)}
+    assert min(row["first_landing_run"] for row in pending) < events_from

@@ -3,6 +3,7 @@
         materialized='incremental',
         incremental_strategy='insert_overwrite',
         partition_by=['as_of_landing_run'],
+        on_schema_change='append_new_columns',
         post_hook=[
             "{{ uncache_view('int_debezium__pending_transactions__candidates') }}",
             "{{ drop_partitions_before_newest(this, 'as_of_landing_run') }}",
@@ -20,29 +21,31 @@
     run reads what changed, not every transaction. Each run writes its set as a partition, with
     a row per server that has sent transaction metadata (no transaction: a server with nothing
     pending still shows, with its newest release) and one that names no server (an empty set
-    still says which run it reflects); older partitions are dropped. -#}
+    still says which run it reflects); older partitions are dropped. A pending row keeps what
+    has landed of its transaction (its events' arrivals, its END), so that the next run reads
+    the lines landed since, not those since the transaction began. -#}
 {%- set newest_run = max_processed(ref('int_debezium__events'), 'landing_run') %}
+{#- A set written before it kept what had landed of each transaction is rebuilt whole. -#}
+{%- set carries_state = is_incremental() and relation_has_column(this, 'arrived_events') %}
 {%- set processed_through = -1 %}
 {%- set candidates = ref('int_debezium__transactions_seen') %}
-{%- set from_run = 0 %}
+{%- set still_pending = none %}
 {%- set candidates_hint = '' %}
-{%- if is_incremental() %}
+{%- if carries_state %}
     {%- set processed_through = max_processed(this, 'as_of_landing_run') %}
+    {%- set still_pending = '(select * from ' ~ this ~ ' where as_of_landing_run = '
+        ~ processed_through ~ ' and transaction_key is not null)' %}
     {%- set candidates = cached_view(
         'int_debezium__pending_transactions__candidates',
-        debezium_transaction_candidates(
-            processed_through,
-            '(select * from ' ~ this ~ ' where as_of_landing_run = ' ~ processed_through
-            ~ ' and transaction_key is not null)',
-        ),
+        debezium_transaction_candidates(processed_through, still_pending),
     ) %}
-    {%- set first_runs = distinct_values(candidates, 'first_landing_run', 'true') %}
-    {%- set from_run = first_runs | min if first_runs else processed_through + 1 %}
     {%- set candidates_hint = broadcast_hint('candidates', count_rows(candidates, 'true')) %}
 {%- endif %}
 
 with progress as (
-    {{ debezium_transaction_progress(candidates, from_run, candidates_hint) }}
+    {{ debezium_transaction_progress(
+        candidates, processed_through + 1, candidates_hint, still_pending
+    ) }}
 ),
 
 server_releases as (
@@ -53,7 +56,7 @@ server_releases as (
     from {{ ref('int_debezium__transactions') }}
     where landing_run > {{ processed_through }}
     group by source_name
-    {%- if is_incremental() %}
+    {%- if carries_state %}
         union all
         select
             source_name,
@@ -90,7 +93,10 @@ pending_transactions as (
         progress.event_count,
         progress.missing_events,
         servers.newest_released_commit_at,
-        coalesce(progress.committed_at < servers.newest_released_commit_at, false) as is_overdue
+        coalesce(progress.committed_at < servers.newest_released_commit_at, false) as is_overdue,
+        progress.arrived_events,
+        progress.data_collections,
+        progress.end_landing_run
     from progress
     inner join servers
         on progress.source_name = servers.source_name
@@ -110,7 +116,10 @@ pending_set as (
         null as event_count,
         null as missing_events,
         newest_released_commit_at,
-        null as is_overdue
+        null as is_overdue,
+        null as arrived_events,
+        null as data_collections,
+        null as end_landing_run
     from servers
     union all
     select
@@ -123,7 +132,10 @@ pending_set as (
         null as event_count,
         null as missing_events,
         null as newest_released_commit_at,
-        null as is_overdue
+        null as is_overdue,
+        null as arrived_events,
+        null as data_collections,
+        null as end_landing_run
 ),
 
 final as (

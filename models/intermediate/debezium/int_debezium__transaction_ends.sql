@@ -64,52 +64,35 @@ first_ends as (
     where end_number = 1
 ),
 
-later_ends as (
+kept_ends as (
+    -- The first END, and each later one that contradicts it, with the reason.
     select
-        ordered_ends.*,
-        first_ends.file_path as first_file_path,
-        first_ends.line_number as first_line_number,
-        first_ends.data_collections as first_data_collections
+        ordered_ends.source_name,
+        ordered_ends.file_path,
+        ordered_ends.line_number,
+        ordered_ends.transaction_key,
+        ordered_ends.event_count,
+        ordered_ends.data_collections,
+        ordered_ends.committed_at,
+        ordered_ends.landed_at,
+        ordered_ends.landing_run,
+        case
+            when ordered_ends.end_number > 1
+                then concat(
+                    'END of transaction ', ordered_ends.transaction_key, ' counts ',
+                    to_json(ordered_ends.data_collections), ', its first END (',
+                    first_ends.file_path, ' line ', first_ends.line_number, ') counts ',
+                    to_json(first_ends.data_collections), ': the first END counts'
+                )
+        end as error
     from ordered_ends
     inner join first_ends
         on
             ordered_ends.source_name = first_ends.source_name
             and ordered_ends.transaction_key = first_ends.transaction_key
     where
-        ordered_ends.end_number > 1
-        and ordered_ends.sorted_counts != first_ends.sorted_counts
-),
-
-kept_ends as (
-    select
-        source_name,
-        file_path,
-        line_number,
-        transaction_key,
-        event_count,
-        data_collections,
-        committed_at,
-        landed_at,
-        landing_run,
-        cast(null as string) as error
-    from first_ends
-    union all
-    select
-        source_name,
-        file_path,
-        line_number,
-        transaction_key,
-        event_count,
-        data_collections,
-        committed_at,
-        landed_at,
-        landing_run,
-        concat(
-            'END of transaction ', transaction_key, ' counts ', to_json(data_collections),
-            ', its first END (', first_file_path, ' line ', first_line_number, ') counts ',
-            to_json(first_data_collections), ': the first END counts'
-        ) as error
-    from later_ends
+        ordered_ends.end_number = 1
+        or ordered_ends.sorted_counts != first_ends.sorted_counts
 ),
 
 final as (
