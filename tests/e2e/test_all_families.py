@@ -349,13 +349,21 @@ EARLIER_VERSION_TABLES = (
          source_type string, read_method string, landed_at timestamp, landing_run bigint,
          committed_at timestamp, error string, raw_line string)
        using delta partitioned by (landing_run)""",
+    """create table cdc_internal.int_debezium__pending_transactions (
+         source_name string, transaction_key string, first_landed_at timestamp,
+         first_landing_run bigint, committed_at timestamp, landed_events bigint,
+         event_count bigint, missing_events bigint, newest_released_commit_at timestamp,
+         is_overdue boolean, as_of_landing_run bigint)
+       using delta partitioned by (as_of_landing_run)""",
 )
 
 
 def test_tables_of_an_earlier_version_gain_their_new_columns(java_available, tmp_path, capsys):
-    """int_cdc__key_successions without chain_depth is read as single changes, and
-    int_datastream__events without key_basis gains it: the first run adds both columns and
-    already names the table without a real key among its lines."""
+    """int_cdc__key_successions without chain_depth is read as single changes,
+    int_datastream__events without key_basis gains it, and the Debezium pending set without what
+    has landed of each transaction is rebuilt whole: the first run adds the columns, keeps what
+    has landed of each waiting transaction and already names the table without a real key among
+    its lines."""
     pipeline = Pipeline(tmp_path, datastream_scenario.declared_tables_yaml())
     spark = pipeline.spark()
     spark.sql("create database if not exists cdc_internal")
@@ -369,6 +377,12 @@ def test_tables_of_an_earlier_version_gain_their_new_columns(java_available, tmp
     spark = pipeline.spark()
     assert "chain_depth" in spark.table("cdc_internal.int_cdc__key_successions").columns
     assert "key_basis" in spark.table("cdc_internal.int_datastream__events").columns
+    waiting = [
+        row
+        for row in pipeline.rows("cdc_internal.int_debezium__pending_transactions")
+        if row["transaction_key"] is not None
+    ]
+    assert waiting and any(row["arrived_events"] for row in waiting)
     assert "1 Datastream table without a real key: mysql_shop shop.audit_log" in said
 
 
