@@ -223,9 +223,16 @@ def set_test_scope(spark, from_run: int | None) -> None:
 
 
 def history_built_through(spark, settings: Settings) -> int | None:
+    """The newest landing run cdc_history has processed: the watermark its last MERGE recorded,
+    else its rows' newest (a scan)."""
+    from cdc_warehouse.table_format import recorded_watermark
+
     history = f"{settings.mart_schema}.cdc_history"
     if not spark.catalog.tableExists(history):
         return None
+    recorded = recorded_watermark(spark, history)
+    if recorded is not None:
+        return recorded
     return spark.sql(f"select max(last_landing_run) from {history}").first()[0]
 
 

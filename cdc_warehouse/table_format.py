@@ -12,6 +12,7 @@ import json
 import shutil
 import sys
 import tempfile
+from collections.abc import Iterable
 from importlib.metadata import version
 from pathlib import Path
 
@@ -39,6 +40,61 @@ COMMIT_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
 def tag_commits(spark: SparkSession, landing_run: int) -> None:
     """Every Delta commit this session makes from now on names `landing_run`."""
     spark.conf.set(COMMIT_METADATA, json.dumps({"landing_run": landing_run}))
+
+
+# A mart with deletion vectors cannot answer max(last_landing_run) from its files' statistics
+# (Delta reads them only for tables without), so its MERGE records the newest landing run it
+# has processed in the commit's tag, under this key with the table's name
+# (macros/utils/record_watermark.sql, docs/decisions/016). It is read back from the table's
+# history (macros/utils/recorded_watermark.sql).
+WATERMARK = "watermark"
+# Operations that change no row: a watermark recorded before them still holds. Any other
+# commit without one (a RESTORE, a DELETE by hand, a write by an earlier version) hides the
+# older watermarks, and the table's rows answer instead.
+ROW_KEEPING_OPERATIONS = (
+    "OPTIMIZE",
+    "VACUUM START",
+    "VACUUM END",
+    "ADD CONSTRAINT",
+    "DROP CONSTRAINT",
+    "SET TBLPROPERTIES",
+    "UNSET TBLPROPERTIES",
+)
+# How many of a table's newest commits are looked through for one.
+WATERMARK_COMMITS = 20
+
+
+def watermark_in_commits(commits: Iterable[tuple[str, str | None]], table: str) -> int | None:
+    """The watermark that the newest commit changing rows recorded for `table`, from
+    (operation, userMetadata) pairs newest first; None when it recorded none."""
+    for operation, metadata in commits:
+        if operation in ROW_KEEPING_OPERATIONS:
+            continue
+        try:
+            tag = json.loads(metadata or "{}")
+        except ValueError:
+            return None
+        mark = tag.get(WATERMARK) if isinstance(tag, dict) else None
+        if isinstance(mark, dict) and mark.get("table") == table:
+            run = mark.get("landing_run")
+            return run if isinstance(run, int) and not isinstance(run, bool) else None
+        return None
+    return None
+
+
+def recorded_watermark(spark: SparkSession, relation: str) -> int | None:
+    """The newest landing run `relation` (schema.table) recorded as processed, read from its
+    history; None when it recorded none."""
+    from pyspark.errors import AnalysisException
+
+    try:
+        commits = spark.sql(f"describe history {relation} limit {WATERMARK_COMMITS}").collect()
+    except AnalysisException:  # not a Delta table: a warehouse of an earlier version
+        return None
+    return watermark_in_commits(
+        ((commit.operation, commit.userMetadata) for commit in commits),
+        relation.rsplit(".", 1)[-1],
+    )
 
 
 def delta_version() -> str:

@@ -6,20 +6,25 @@
         merge_deletes_flagged_rows=true,
         partition_by=['key_cohort'],
         tblproperties={'delta.enableDeletionVectors': 'true'},
-        post_hook="{{ row_rules_constraint(
-            'current_rows_hold_their_values',
-            not_null=[
-                'source_system', 'source_name', 'source_table', 'key_json', 'row_json',
-                'unavailable_columns', 'last_op', 'last_committed_at', 'sort_key',
-            ],
-        ) }}",
+        post_hook=[
+            "{{ row_rules_constraint(
+                'current_rows_hold_their_values',
+                not_null=[
+                    'source_system', 'source_name', 'source_table', 'key_json', 'row_json',
+                    'unavailable_columns', 'last_op', 'last_committed_at', 'sort_key',
+                ],
+            ) }}",
+            "{{ unrecord_watermark() }}",
+        ],
     )
 }}
 
 {#- A run merges the open versions of the keys cdc_history recomputed (their rows there carry a
     newer last_landing_run than this table reflects): a live key's row is written, a key with no
     open version any more is deleted, other keys are not touched (docs/decisions/006). -#}
-{%- set processed_through = max_processed(this, 'last_landing_run') if is_incremental() else -1 %}
+{%- set processed_through = mart_watermark(this, 'last_landing_run') if is_incremental() else -1 %}
+{#- It reads every row of cdc_history it has not processed, so it processes what that has. -#}
+{%- do record_watermark(mart_watermark(ref('cdc_history'), 'last_landing_run')) %}
 {%- set touched = distinct_values(
     ref('cdc_history'), 'key_cohort', 'last_landing_run > ' ~ processed_through
 ) if is_incremental() else [] %}

@@ -21,6 +21,7 @@
                 ],
                 accepted_values={'op': ['insert', 'update', 'snapshot']},
             ) }}",
+            "{{ unrecord_watermark() }}",
         ],
     )
 }}
@@ -34,7 +35,7 @@
 {%- set predecessor_cohorts = [] %}
 {%- set changed_key_count = 0 %}
 {%- if is_incremental() %}
-    {%- set processed_through = max_processed(this, 'last_landing_run') %}
+    {%- set processed_through = mart_watermark(this, 'last_landing_run') %}
     {%- set changed_keys = cached_view(
         'cdc_history__changed_keys', history_changed_keys(processed_through)
     ) %}
@@ -59,6 +60,15 @@
     'DISK_ONLY',
     coalesce_output=coalesce_sorted_changes
 ) %}
+{#- What this run processes: every change the run reads, and every one before; a full build reads
+    the whole change log. -#}
+{%- if is_incremental() %}
+    {%- do record_watermark(
+        [processed_through, max_processed(sorted_changes, 'last_landing_run')] | max
+    ) %}
+{%- else %}
+    {%- do record_watermark(max_processed(ref('int_cdc__change_log'), 'landing_run')) %}
+{%- endif %}
 
 {{ merge_only_into_partitions('key_cohort', touched) }}
 with key_successions as (
@@ -364,8 +374,24 @@ recomputed_versions as (
 {%- if is_incremental() %}
 
     removed_versions as (
-        -- Versions of the recomputed keys that the recomputation no longer has.
-        select previous.*
+        -- Versions of the recomputed keys that the recomputation no longer has. The MERGE
+        -- deletes them by their unique key, so only that is read of them.
+        select
+            previous.source_system,
+            previous.source_name,
+            previous.source_table,
+            previous.key_json,
+            cast(null as string) as row_json,
+            cast(null as array<string>) as unavailable_columns,
+            cast(null as string) as op,
+            cast(null as timestamp) as valid_from,
+            cast(null as timestamp) as valid_to,
+            cast(null as boolean) as is_current,
+            cast(null as boolean) as closed_by_delete,
+            previous.sort_key,
+            cast(null as timestamp) as committed_at,
+            cast(null as bigint) as last_landing_run,
+            previous.key_cohort
         from {{ this }} as previous
         where
             {{ in_values('previous.key_cohort', touched) }}

@@ -167,3 +167,19 @@ def test_each_run_lists_the_tables_of_its_lines_without_a_real_key(families_run)
     ] * (len(families_run.outputs) - len(WAVES))
     assert with_audit_lines[:3] == [True, True, False]
     assert [warning in said for said in families_run.outputs] == with_audit_lines
+
+
+@pytest.mark.parametrize("mart", ["cdc_history", "cdc_current"])
+def test_each_mart_records_what_it_processed_and_no_run_scans_it_for_that(waves_run, mart):
+    """A mart with deletion vectors records the newest landing run it processed in its commit
+    (docs/decisions/016): after every family's waves it is the newest its rows carry, and no
+    build of these runs asked the mart's rows for it (a scan of the whole table)."""
+    from cdc_warehouse.table_format import recorded_watermark
+
+    pipeline, _ = waves_run
+    spark = pipeline.spark()
+    newest = spark.sql(f"select max(last_landing_run) from {mart}").first()[0]
+    assert recorded_watermark(spark, f"default.{mart}") == newest
+    builds = (pipeline.warehouse_dir / "_dbt" / "logs" / "dbt.log").read_text()
+    assert "Running with dbt" in builds
+    assert f"max(last_landing_run) from default.{mart}" not in builds
