@@ -22,6 +22,7 @@ from cdc_warehouse.settings import (
 
 if TYPE_CHECKING:
     from cdc_warehouse.landing import LandingReport
+    from python_udfs.families import Family
 
 
 def busy_message(settings: Settings, holder: str) -> str:
@@ -222,6 +223,19 @@ def set_test_scope(spark, from_run: int | None) -> None:
         spark.conf.set(TEST_SCOPE_SETTING, str(from_run))
 
 
+# The session setting through which `cdcw run` tells the models that union every family's rows
+# since their watermark which families its build processes (macros/utils/families_in_build.sql):
+# the other families have no line after the last successful build, which read all of theirs.
+BUILD_FAMILIES_SETTING = "cdc.build_families"
+
+
+def set_build_families(spark, families: Sequence[Family] | None) -> None:
+    if families is None:
+        spark.conf.unset(BUILD_FAMILIES_SETTING)
+    else:
+        spark.conf.set(BUILD_FAMILIES_SETTING, ",".join(family.name for family in families))
+
+
 def history_built_through(spark, settings: Settings) -> int | None:
     """The newest landing run cdc_history has processed: the watermark its last MERGE recorded,
     else its rows' newest (a scan)."""
@@ -293,15 +307,22 @@ def without_unit_tests(build_args: Sequence[str]) -> list[str]:
 
 
 def build(
-    spark, build_args: Sequence[str], settings: Settings, tested_through_run: int | None
+    spark,
+    build_args: Sequence[str],
+    settings: Settings,
+    tested_through_run: int | None,
+    families: Sequence[Family] | None = None,
 ) -> bool:
     """`dbt build` as the scheduled job runs it; the marts' tests read the rows of landing runs
-    after `tested_through_run` (None: every row)."""
+    after `tested_through_run` (None: every row), the models that union the families read those
+    of `families` (None: all)."""
     set_test_scope(spark, tested_from_run(tested_through_run, build_args, settings.test_every_row))
+    set_build_families(spark, families)
     try:
         return run_dbt(["build", *without_unit_tests(build_args)], settings)
     finally:
         set_test_scope(spark, None)
+        set_build_families(spark, None)
 
 
 # dbt arguments that choose the nodes a build makes.
@@ -310,18 +331,19 @@ NODE_SELECTIONS = ("--select", "-s", "--models", "-m", "--exclude", "--selector"
 NODE_CHOICES = (*NODE_SELECTIONS, "--full-refresh")
 
 
-def family_selection(
+def families_to_build(
     spark,
     settings: Settings,
     last: build_record.BuildRecord | None,
     digest: str,
     build_args: Sequence[str],
-) -> list[str]:
-    """dbt arguments that build only the families with lines after the last successful build
-    and everything downstream of them (the shared change log, the marts, their tests): a
-    family's models hold their own watermark, so one with nothing new has nothing to do. Every
-    node is built when there is no such build, anything else changed since (its fingerprint),
-    or the caller chose the nodes."""
+) -> list[Family] | None:
+    """The families with lines after the last successful build, which alone a build needs to
+    build with everything downstream of them (the shared change log, the marts, their tests): a
+    family's models hold their own watermark, so one with nothing new has nothing to do, and
+    that build read all its lines. None (every node) when there is no such build, anything else
+    changed since (its fingerprint), the caller chose the nodes, or every family (or none) has
+    new lines."""
     from cdc_warehouse.landing import RawTables, families_landed_after
     from python_udfs.families import FAMILIES
 
@@ -330,9 +352,16 @@ def family_selection(
         or last.fingerprint != digest
         or any(arg.split("=", 1)[0] in NODE_CHOICES for arg in build_args)
     ):
-        return []
+        return None
     families = families_landed_after(spark, RawTables(settings.raw_schema), last.landing_run)
     if not families or len(families) == len(FAMILIES):
+        return None
+    return families
+
+
+def family_selection(families: Sequence[Family] | None) -> list[str]:
+    """dbt arguments that build `families` and everything downstream of them."""
+    if families is None:
         return []
     return ["--select", " ".join(f"{family.models.staging}+" for family in families)]
 
@@ -367,8 +396,9 @@ def build_new_landings(
     build_versions.check(spark, settings, build_args)
     if not build_record.outlives_build(last, digest, build_args, settings.always_build):
         build_record.forget(settings.dbt_dir)
-    chosen = [*build_args, *family_selection(spark, settings, last, digest, build_args)]
-    if not build(spark, chosen, settings, tested_through(spark, settings, last)):
+    families = families_to_build(spark, settings, last, digest, build_args)
+    chosen = [*build_args, *family_selection(families)]
+    if not build(spark, chosen, settings, tested_through(spark, settings, last), families):
         return False
     build_versions.record_rebuild(spark, settings, build_args)
     build_record.write(settings.dbt_dir, report.newest_run, digest)

@@ -10,9 +10,15 @@
 }}
 
 {#- Every decoding model's rejected rows, a branch per model of the registry
-    (`source_families`, python_udfs/families.py). -#}
+    (`source_families`, python_udfs/families.py), of the families this build processes. -#}
 {%- set processed_through = max_processed(this, 'landing_run') if is_incremental() else -1 %}
-{%- set decoded = source_families('decoded').split(',') %}
+{%- set in_build = families_in_build() %}
+{%- set decoded = [] %}
+{%- for item in source_families('decoded').split(',') %}
+    {%- if in_build is none or item.split(':')[0] in in_build %}
+        {%- do decoded.append(item) %}
+    {%- endif %}
+{%- endfor %}
 
 with
 {%- for item in decoded %}

@@ -251,17 +251,24 @@ def test_the_test_scope_setting_is_the_one_the_macros_read():
     assert f"set {steps.TEST_SCOPE_SETTING}'" in macros
 
 
+def test_the_build_families_setting_is_the_one_the_macro_reads():
+    """Python sets it, the models that union the families read it: one name in each language."""
+    macros = (PROJECT_DIR / "macros" / "utils" / "families_in_build.sql").read_text()
+    assert f"set {steps.BUILD_FAMILIES_SETTING}'" in macros
+
+
 def test_a_build_chooses_its_families_only_after_a_like_build(tmp_path):
     """Every node is built (no family selection, and no query for one) without a record of a
     successful build, after anything changed since it, or when the caller chose the nodes."""
     record = build_record.BuildRecord(landing_run=3, fingerprint="same", finished_at="then")
     no_spark = None
     settings = load_settings({"CDC_WAREHOUSE_DIR": str(tmp_path)})
-    assert steps.family_selection(no_spark, settings, None, "same", []) == []
-    assert steps.family_selection(no_spark, settings, record, "changed", []) == []
+    assert steps.families_to_build(no_spark, settings, None, "same", []) is None
+    assert steps.families_to_build(no_spark, settings, record, "changed", []) is None
     for chosen in (["--select", "cdc_history"], ["--exclude=stg_spanner__lines"], ["-s", "x"]):
-        assert steps.family_selection(no_spark, settings, record, "same", chosen) == []
-    assert steps.family_selection(no_spark, settings, record, "same", ["--full-refresh"]) == []
+        assert steps.families_to_build(no_spark, settings, record, "same", chosen) is None
+    assert steps.families_to_build(no_spark, settings, record, "same", ["--full-refresh"]) is None
+    assert steps.family_selection(None) == []
 
 
 def test_an_unforeseen_failure_is_one_sentence_and_exit_4_with_the_traceback_in_a_file(
