@@ -70,7 +70,8 @@ class ModuleScheduling(LoadScopeScheduling):
     """`make test` spreads the tests over worker processes (pytest-xdist), one test module at a
     time, in collection order (the longest modules first, then the Spark-heavy directories): a
     module's tests share one pipeline run through all its waves; the family modules, kept
-    together, one run of every family's waves; and the cluster modules, kept together, one
+    together, one run of every family's waves; the PostgreSQL modules, kept together, one
+    server and workload (tests/pg/conftest.py); and the cluster modules, kept together, one
     embedded reference run. Not `--dist loadgroup`: with pytest 9.2 its groups are
     silently ignored (pytest-dev/pytest-xdist#1386)."""
 
@@ -78,7 +79,10 @@ class ModuleScheduling(LoadScopeScheduling):
         module = nodeid.split("::", 1)[0]
         if module in FAMILY_MODULES:
             return "tests/e2e families"
-        return "tests/cluster" if module.startswith("tests/cluster/") else module
+        for package in ("tests/pg", "tests/cluster"):
+            if module.startswith(f"{package}/"):
+                return package
+        return module
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

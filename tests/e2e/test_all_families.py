@@ -4,8 +4,8 @@ every wave landed before a single `cdcw run` gives each family the marts its ora
 all the waves. One build for the three families each time: the fixed cost of a build is most of
 a test's time. `cdc_as_of` gives the state the oracles' histories held at moments between and at
 their changes. Each run ends with what it wrote, and the operator view cdc_source_freshness names
-every source with where it stands. Tables an earlier version created gain the columns added
-since."""
+every source with where it stands. Tables an earlier version created, there before that single
+run, gain the columns added since."""
 
 from __future__ import annotations
 
@@ -19,13 +19,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from cdc_warehouse import typed_models
 from cdc_warehouse.settings import PROJECT_DIR
 from cdc_warehouse.spark import SQL_CONF
 from python_udfs.source_types import spanner_column_type
-from tests.conftest import BUILD_WITHOUT_TESTS, SUITE_SHUFFLE_PARTITIONS, Pipeline
+from tests.conftest import SUITE_SHUFFLE_PARTITIONS, Pipeline
 
 from . import (
     datastream_oracle,
@@ -100,12 +101,54 @@ def oracles_of_all_waves() -> dict[str, dict[str, list[dict[str, Any]]]]:
     }
 
 
-def test_all_waves_landed_at_once_give_each_family_its_oracles_marts(java_available, tmp_path):
-    pipeline = Pipeline(tmp_path, datastream_scenario.declared_tables_yaml())
+# Tables as an earlier version created them, before a column was added to their model.
+EARLIER_VERSION_TABLES = (
+    """create table cdc_internal.int_cdc__key_successions (
+         source_system string, source_name string, source_table string, key_json string,
+         key_cohort int, predecessor_key_json string, predecessor_key_cohort int,
+         sort_pos string, landing_run bigint)
+       using delta""",
+    """create table cdc_internal.int_datastream__events (
+         source_name string, file_path string, line_number bigint, source_table string,
+         key_json string, op string, row_image map<string, string>, is_backfill boolean,
+         order_ts bigint, sort_pos string, txn_id string, event_id string,
+         source_type string, read_method string, landed_at timestamp, landing_run bigint,
+         committed_at timestamp, error string, raw_line string)
+       using delta partitioned by (landing_run)""",
+    """create table cdc_internal.int_debezium__pending_transactions (
+         source_name string, transaction_key string, first_landed_at timestamp,
+         first_landing_run bigint, committed_at timestamp, landed_events bigint,
+         event_count bigint, missing_events bigint, newest_released_commit_at timestamp,
+         is_overdue boolean, as_of_landing_run bigint)
+       using delta partitioned by (as_of_landing_run)""",
+)
+
+
+@pytest.fixture(scope="module")
+def all_waves_at_once(java_available, tmp_path_factory) -> tuple[Pipeline, str]:
+    """Every wave of every family landed before a single `cdcw run` (its dbt tests too), in a
+    warehouse that holds, empty, the tables EARLIER_VERSION_TABLES as an earlier version created
+    them: one build for both the oracles' marts and the upgrade. The pipeline, and what the run
+    said on stderr."""
+    pipeline = Pipeline(
+        tmp_path_factory.mktemp("all_waves_at_once"), datastream_scenario.declared_tables_yaml()
+    )
+    spark = pipeline.spark()
+    spark.sql("create database if not exists cdc_internal")
+    for statement in EARLIER_VERSION_TABLES:
+        spark.sql(statement)
     for waves in FAMILY_WAVES.values():
         for wave in waves:
             write_wave(pipeline.landing_root, wave)
-    assert pipeline.cdcw("run", *DBT_VARS) == 0
+    said = io.StringIO()
+    with contextlib.redirect_stderr(said):
+        code = pipeline.cdcw("run", *DBT_VARS)
+    assert code == 0, f"cdcw run failed:\n{said.getvalue()[-3000:]}"
+    return pipeline, said.getvalue()
+
+
+def test_all_waves_landed_at_once_give_each_family_its_oracles_marts(all_waves_at_once):
+    pipeline, _ = all_waves_at_once
     marts = snapshot(pipeline)
     expected = oracles_of_all_waves()
     assert {row["source_system"] for row in marts["cdc_current"]} == set(expected)
@@ -335,45 +378,13 @@ def test_source_freshness_reports_each_family_by_landing_and_by_its_most_lagging
     assert {results[f"cdc_applied.{family}"]["status"] for family in FAMILY_WAVES} == {"pass"}
 
 
-# Tables as an earlier version created them, before a column was added to their model.
-EARLIER_VERSION_TABLES = (
-    """create table cdc_internal.int_cdc__key_successions (
-         source_system string, source_name string, source_table string, key_json string,
-         key_cohort int, predecessor_key_json string, predecessor_key_cohort int,
-         sort_pos string, landing_run bigint)
-       using delta""",
-    """create table cdc_internal.int_datastream__events (
-         source_name string, file_path string, line_number bigint, source_table string,
-         key_json string, op string, row_image map<string, string>, is_backfill boolean,
-         order_ts bigint, sort_pos string, txn_id string, event_id string,
-         source_type string, read_method string, landed_at timestamp, landing_run bigint,
-         committed_at timestamp, error string, raw_line string)
-       using delta partitioned by (landing_run)""",
-    """create table cdc_internal.int_debezium__pending_transactions (
-         source_name string, transaction_key string, first_landed_at timestamp,
-         first_landing_run bigint, committed_at timestamp, landed_events bigint,
-         event_count bigint, missing_events bigint, newest_released_commit_at timestamp,
-         is_overdue boolean, as_of_landing_run bigint)
-       using delta partitioned by (as_of_landing_run)""",
-)
-
-
-def test_tables_of_an_earlier_version_gain_their_new_columns(java_available, tmp_path, capsys):
+def test_tables_of_an_earlier_version_gain_their_new_columns(all_waves_at_once):
     """int_cdc__key_successions without chain_depth is read as single changes,
     int_datastream__events without key_basis gains it, and the Debezium pending set without what
     has landed of each transaction is rebuilt whole: the first run adds the columns, keeps what
     has landed of each waiting transaction and already names the table without a real key among
-    its lines."""
-    pipeline = Pipeline(tmp_path, datastream_scenario.declared_tables_yaml())
-    spark = pipeline.spark()
-    spark.sql("create database if not exists cdc_internal")
-    for statement in EARLIER_VERSION_TABLES:
-        spark.sql(statement)
-    for family in ("datastream", "debezium"):
-        write_wave(pipeline.landing_root, FAMILY_WAVES[family][0])
-    capsys.readouterr()
-    assert pipeline.cdcw("run", *DBT_VARS, *BUILD_WITHOUT_TESTS) == 0
-    said = capsys.readouterr().err
+    its lines; that run's marts are the oracles' (the test of every wave landed at once)."""
+    pipeline, said = all_waves_at_once
     spark = pipeline.spark()
     assert "chain_depth" in spark.table("cdc_internal.int_cdc__key_successions").columns
     assert "key_basis" in spark.table("cdc_internal.int_datastream__events").columns

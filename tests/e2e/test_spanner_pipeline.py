@@ -121,34 +121,10 @@ def test_history_has_versions_from_several_key_partitions(waves_run):
     assert len({row["key_cohort"] for row in snapshots[-1]["cdc_history"]}) >= 4
 
 
-def test_a_run_that_releases_every_waiting_transaction_shows_none(java_available, tmp_path):
-    """When a run releases the last pending transaction, the view counts none waiting, not the
-    set kept for the run before (an empty set still marks its run). Only the view and what
-    feeds it are built: the rule lives there."""
-    first = files(
-        init=jsonl(children(None, "10:00:00", ("a", [None]), ("b", [None]))),
-        a_1=jsonl(
-            data("a", "10:01:00", "t1", "INSERT", [({"id": 1}, {"v": "one"})]),
-            hb("a", "10:02:00"),
-        ),
-        b_1=jsonl(hb("b", "10:00:30")),
-    )
-    # b reports past t1's commit: the watermark reaches a's 10:02 and releases t1
-    second = files(b_2=jsonl(hb("b", "10:03:00")))
-    pipeline = Pipeline(tmp_path)
-    counted = ("applied_transactions", "waiting_transactions", "incomplete_transactions")
-    counts = []
-    for wave in (first, second):
-        write_wave(pipeline.landing_root, wave)
-        assert pipeline.cdcw("run", "--select", f"+{SPANNER_STATUS}", *BUILD_WITHOUT_TESTS) == 0
-        [row] = pipeline.rows(SPANNER_STATUS)
-        counts.append(tuple(row[column] for column in counted))
-    assert counts == [(0, 1, 0), (1, 0, 0)]
-
-
 # Small inputs of their own, landed in two runs of one pipeline (a build's fixed cost is most of
-# a test's time): a column first seen a run after a partial update, and snapshots landed before,
-# between and after the log files of their period.
+# a test's time): a column first seen a run after a partial update, a stream whose last waiting
+# transaction the second run releases, and snapshots landed before, between and after the log
+# files of their period.
 NARROW = {"id": {"code": "INT64"}, "v": {"code": "STRING"}}
 WIDE = {**NARROW, "w": {"code": "STRING"}}
 COLUMN_WAVES = [
@@ -181,6 +157,23 @@ COLUMN_WAVES = [
             hb("a", "10:05:00"),
         )
     ),
+]
+
+
+# Stream `released`: t1 waits after the first run, b reporting only up to 10:00:30; in the
+# second b reports past t1's commit, the watermark reaches a's 10:02 and releases t1.
+RELEASED = "released"
+RELEASE_WAVES = [
+    files(
+        RELEASED,
+        init=jsonl(children(None, "10:00:00", ("a", [None]), ("b", [None]))),
+        a_1=jsonl(
+            data("a", "10:01:00", "t1", "INSERT", [({"id": 1}, {"v": "one"})]),
+            hb("a", "10:02:00"),
+        ),
+        b_1=jsonl(hb("b", "10:00:30")),
+    ),
+    files(RELEASED, b_2=jsonl(hb("b", "10:03:00"))),
 ]
 
 
@@ -278,7 +271,7 @@ def small_runs(java_available, tmp_path_factory):
     """The small inputs' two runs: the marts and the operator views after each, then the marts
     after a full refresh."""
     pipeline = Pipeline(tmp_path_factory.mktemp("small_inputs"))
-    waves = [{**COLUMN_WAVES[i], **SNAPSHOT_WAVES[i]} for i in range(2)]
+    waves = [{**COLUMN_WAVES[i], **RELEASE_WAVES[i], **SNAPSHOT_WAVES[i]} for i in range(2)]
     after_runs = []
     for wave in waves:
         write_wave(pipeline.landing_root, wave)
@@ -314,7 +307,7 @@ def test_a_column_first_seen_after_a_partial_update_counts_in_it_as_after_a_full
     """A NEW_VALUES update names only the columns it changed; the table's other columns are
     those known when the history is built. A column first seen a run later is unknown in the
     earlier update's version too: the incremental runs give what a full refresh gives, and what
-    the oracle gives (the snapshot streams' too)."""
+    the oracle gives (the small inputs' other streams' too)."""
     pipeline, waves, after_runs, refreshed = small_runs
     incremental = {mart: after_runs[-1][mart] for mart in MARTS}
     spanner = of_system(incremental, "spanner")
@@ -363,6 +356,23 @@ def test_a_snapshot_landed_first_between_or_after_its_log_gives_the_same_marts(s
     ]
     [slot_current] = [row for row in last_run["cdc_current"] if row["source_name"] == "slot_first"]
     assert slot_current["key_json"] == '{"id":1}'
+
+
+def test_a_run_that_releases_every_waiting_transaction_shows_none(small_runs):
+    """When a run releases the last pending transaction, the view counts none waiting, not the
+    set kept for the run before (an empty set still marks its run): stream `released`'s one
+    transaction waits after the first run, and the second releases it and leaves no stream of
+    the small inputs anything pending."""
+    _, _, after_runs, _ = small_runs
+    counted = ("applied_transactions", "waiting_transactions", "incomplete_transactions")
+    counts = []
+    for after_run in after_runs:
+        [row] = [row for row in after_run[SPANNER_STATUS] if row["source_name"] == RELEASED]
+        counts.append(tuple(row[column] for column in counted))
+    assert counts == [(0, 1, 0), (1, 0, 0)]
+    # Guards the scenario: the set the second run keeps is empty.
+    pending = ("waiting_transactions", "incomplete_transactions", "waiting_snapshot_rows")
+    assert {row[column] for row in after_runs[-1][SPANNER_STATUS] for column in pending} == {0}
 
 
 def test_the_sql_rules_dbt_unit_tests_prove_hold(small_runs):

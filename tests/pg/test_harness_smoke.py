@@ -1,9 +1,10 @@
 """The pgoutput harness captures real, rich logical decoding output from a real PostgreSQL 15.
 
-One server and one workload run for the whole module (~5-10 s). The facts checked here are what
-the warehouse's pgoutput tests rely on: streaming, aborts, two-phase, truncate, messages, 'u'
-columns, REPLICA IDENTITY FULL, and the resend of an open transaction from its start by the next
-slot read (the contract's log rule), with a subtransaction rolled back in between.
+One server and one workload run for the whole package (~5-10 s), shared with
+test_pgoutput_pipeline.py (tests/pg/conftest.py). The facts checked here are what the warehouse's
+pgoutput tests rely on: streaming, aborts, two-phase, truncate, messages, 'u' columns, REPLICA
+IDENTITY FULL, and the resend of an open transaction from its start by the next slot read (the
+contract's log rule), with a subtransaction rolled back in between.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from tests.pg.pgoutput_capture import (
     read_slot,
     write_landing_file,
 )
-from tests.pg.postgres import LocalPostgres, PostgresError
+from tests.pg.postgres import PostgresError
 from tests.pg.truth import (
     AuditChange,
     Column,
@@ -42,7 +43,6 @@ from tests.pg.workload import (
     SLOTS,
     TABLE_KEYS,
     land_wave,
-    run_workload,
 )
 
 pytestmark = pytest.mark.postgres
@@ -52,20 +52,18 @@ PG_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 
 
 @pytest.fixture(scope="module")
-def captured(tmp_path_factory) -> dict[str, Any]:
-    directory = tmp_path_factory.mktemp("pg")
-    with LocalPostgres(directory) as pg:
-        waves = run_workload(pg)
-        # Every supported read flavour on a fresh slot; PostgreSQL 15 has no proto 4 / 'parallel'.
-        pg.sql("select pg_create_logical_replication_slot('probe', 'pgoutput')")
-        accepted = {}
-        for proto, streaming in [(1, None), (2, "on"), (3, "on"), (4, "on"), (2, "parallel")]:
-            try:
-                read_slot(pg, "probe", PUBLICATION, proto, streaming=streaming, peek=True)
-                accepted[(proto, streaming)] = True
-            except PostgresError:
-                accepted[(proto, streaming)] = False
-        final_rows = pg.sql("select count(*) from bulk")
+def captured(postgres_workload) -> dict[str, Any]:
+    pg, waves = postgres_workload
+    # Every supported read flavour on a fresh slot; PostgreSQL 15 has no proto 4 / 'parallel'.
+    pg.sql("select pg_create_logical_replication_slot('probe', 'pgoutput')")
+    accepted = {}
+    for proto, streaming in [(1, None), (2, "on"), (3, "on"), (4, "on"), (2, "parallel")]:
+        try:
+            read_slot(pg, "probe", PUBLICATION, proto, streaming=streaming, peek=True)
+            accepted[(proto, streaming)] = True
+        except PostgresError:
+            accepted[(proto, streaming)] = False
+    final_rows = pg.sql("select count(*) from bulk")
     decoded = {
         slot: {
             wave["number"]: decode_lines(

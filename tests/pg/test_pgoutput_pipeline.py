@@ -23,16 +23,15 @@ from tests.e2e.marts import assert_same, assert_same_marts, run_waves, snapshot
 
 from . import workload
 from .pgoutput_capture import decode_lines, parse_landing_bytes
-from .postgres import LocalPostgres
 
 DBT_VARS = ("--vars", "{cdc_keys_per_partition: 500}")
 FRESHNESS = "cdc_source_freshness"
 
 
 @pytest.fixture(scope="module")
-def captured_waves(tmp_path_factory):
-    with LocalPostgres(tmp_path_factory.mktemp("postgres")) as pg:
-        return workload.run_workload(pg)
+def captured_waves(postgres_workload):
+    """The package's workload (tests/pg/conftest.py), shared with test_harness_smoke.py."""
+    return postgres_workload.waves
 
 
 @pytest.fixture(scope="module")
