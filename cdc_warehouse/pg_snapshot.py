@@ -14,7 +14,8 @@ docs/sources/pgoutput.md, "Initial snapshots"), taken with `psql` alone (no Pyth
 
 `take_snapshot(conninfo, slot, publications, landing_root)` does all three;
 `SlotWithSnapshot` and `write_snapshot` are the two halves, for a caller that acts between the
-slot's creation and the read (tests/pg/ makes a transaction commit at the consistent point).
+slot's creation and the read (tests/e2e/pgoutput/ makes a transaction commit at the consistent
+point).
 """
 
 from __future__ import annotations

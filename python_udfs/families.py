@@ -15,10 +15,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from python_udfs import datastream, debezium, pgoutput, snapshots, spanner, spanner_snapshot
+from python_udfs import datastream, debezium, pgoutput, snapshots, spanner
 from python_udfs.change_log import CHANGE_COLUMNS, spark_schema
 from python_udfs.decoding import Decoder
 from python_udfs.pgoutput import snapshot as pgoutput_snapshot
+from python_udfs.spanner import snapshot as spanner_snapshot
 
 # A record file's reader: its path in; (record number, line, load error) out, one per record.
 RecordReader = Callable[[str], Iterator[tuple[int, str | None, str | None]]]
@@ -63,7 +64,7 @@ class DecodeStage:
 class Models:
     """The family's dbt models, by the role the shared models read them in."""
 
-    # Its landed lines (macros/change_log/source_family.sql, `staged_lines`): a build of the
+    # Its landed lines (macros/change_log/staged_lines.sql): a build of the
     # families with new lines selects `<staging>+`.
     staging: str
     # The models of decoded rows whose rows with `error` set are quarantined (cdc_quarantine).
@@ -161,8 +162,8 @@ FAMILIES: tuple[Family, ...] = (
             changes_keyed=False,
         ),
         sort_position=(
-            "python_udfs/spanner.py, `_data_change_rows`; snapshot rows "
-            "python_udfs/spanner_snapshot.py, `snapshot_sort_pos`"
+            "python_udfs/spanner/, `_data_change_rows`; snapshot rows "
+            "python_udfs/spanner/snapshot.py, `snapshot_sort_pos`"
         ),
         sort_key_version=1,
         column_types="own",
@@ -203,7 +204,7 @@ FAMILIES: tuple[Family, ...] = (
             decoded=("int_datastream__events",),
             changes="int_datastream__changes",
         ),
-        sort_position="python_udfs/datastream.py, `_POSITIONS` (one function per source)",
+        sort_position="python_udfs/datastream/, `_POSITIONS` (one function per source)",
         sort_key_version=1,
         column_types="changes",
     ),
@@ -226,7 +227,7 @@ FAMILIES: tuple[Family, ...] = (
             changes="int_debezium__changes",
             changes_keyed=False,
         ),
-        sort_position="python_udfs/debezium.py, `_flatten`",
+        sort_position="python_udfs/debezium/, `_flatten`",
         # 2: transaction metadata decoded (#59); events stored before have no transaction key.
         sort_key_version=2,
         truncates="int_debezium__changes",

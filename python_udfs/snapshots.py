@@ -1,7 +1,7 @@
 """What the initial snapshot files of the raw log families (pgoutput, Spanner) share: the file's
 shape, a header line then row lines (CONTRACT §1 "Initial snapshots"), and the change-log row a
 snapshot row becomes. The families type the values and place the row in their own order
-(`python_udfs/pgoutput/snapshot.py`, `python_udfs/spanner_snapshot.py`).
+(`python_udfs/pgoutput/snapshot.py`, `python_udfs/spanner/snapshot.py`).
 
 A snapshot row is one key's whole row as it stood at its snapshot's position, so it becomes one
 change-log row with op `snapshot` and a full image; it is not a backfill read (placed by source

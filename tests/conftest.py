@@ -56,9 +56,9 @@ BUILD_WITHOUT_TESTS = ("--exclude-resource-type", "test")
 # end (docs/benchmarks/journal.md gives the suite's per-module times).
 LONGEST_MODULES = (
     "tests/e2e/test_run_guarantees.py",
-    "tests/e2e/test_spanner_pipeline.py",
-    "tests/e2e/test_datastream_pipeline.py",
-    "tests/e2e/test_debezium_pipeline.py",
+    "tests/e2e/spanner/test_spanner_pipeline.py",
+    "tests/e2e/datastream/test_datastream_pipeline.py",
+    "tests/e2e/debezium/test_debezium_pipeline.py",
     "tests/e2e/test_all_families.py",
 )
 # The modules that check one warehouse built by every family's waves (tests/e2e/families.py):
@@ -71,15 +71,15 @@ class ModuleScheduling(LoadScopeScheduling):
     time, in collection order (the longest modules first, then the Spark-heavy directories): a
     module's tests share one pipeline run through all its waves; the family modules, kept
     together, one run of every family's waves; the PostgreSQL modules, kept together, one
-    server and workload (tests/pg/conftest.py); and the cluster modules, kept together, one
-    embedded reference run. Not `--dist loadgroup`: with pytest 9.2 its groups are
+    server and workload (tests/e2e/pgoutput/conftest.py); and the cluster modules, kept
+    together, one embedded reference run. Not `--dist loadgroup`: with pytest 9.2 its groups are
     silently ignored (pytest-dev/pytest-xdist#1386)."""
 
     def _split_scope(self, nodeid: str) -> str:
         module = nodeid.split("::", 1)[0]
         if module in FAMILY_MODULES:
             return "tests/e2e families"
-        for package in ("tests/pg", "tests/cluster"):
+        for package in ("tests/e2e/pgoutput", "tests/cluster"):
             if module.startswith(f"{package}/"):
                 return package
         return module

@@ -1,6 +1,3 @@
-{#- This file holds `cached_view` and `uncache_view`, a pair always used together: a model
-    caches a view as it compiles and drops it in a post-hook. -#}
-
 {#- The result of `query` as a cached temporary view: a set that a model reads several times,
     at compile time too, is computed once. `storage_level` is Spark's (DISK_ONLY for sets as
     large as the input). Spark keeps all the shuffle partitions of a cached result, so a small
@@ -23,12 +20,4 @@
         {%- do run_query('set ' ~ setting ~ '=' ~ previous) -%}
     {%- endif -%}
     {{ return(name) }}
-{%- endmacro %}
-
-
-{% macro uncache_view(name) -%}
-    {%- if execute -%}
-        {%- do run_query("uncache table if exists " ~ name) -%}
-        {%- do run_query("drop view if exists " ~ name) -%}
-    {%- endif -%}
 {%- endmacro %}

@@ -1,6 +1,3 @@
-{#- This file holds `finer_scan_splits` and `default_scan_splits`, a pair always used
-    together: set before a decoding model's statements, reset after. -#}
-
 {#- The decoding UDFs cost Python time per line, and the lines of one family's sources differ in
     cost: a scan packed into one task per core leaves a core idle behind the costlier task.
     A model that feeds a UDF straight from its scan splits that scan finer for its own statements
@@ -8,9 +5,4 @@
     -#}
 {% macro finer_scan_splits() -%}
     set spark.sql.files.minPartitionNum = {{ var('cdc_decoding_scan_tasks') }}
-{%- endmacro %}
-
-
-{% macro default_scan_splits() -%}
-    reset spark.sql.files.minPartitionNum
 {%- endmacro %}

@@ -16,7 +16,7 @@
     )
 }}
 
-{#- Every column each source has named, with the type it gave it (python_udfs/source_types.py)
+{#- Every column each source has named, with the type it gave it (python_udfs/<family>/column_types.py)
     and the landing runs in which that was first and last seen. A column added upstream starts
     after its table; one dropped stops being seen; one retyped gets a row per type. Rows of a
     source that carries no types (Datastream JSON, Debezium without the schema envelope) name

@@ -16,9 +16,10 @@ from typing import Any
 from python_udfs.change_log import CHANGE_COLUMNS
 from python_udfs.decoding import NO_SETTINGS, DecodeSettings
 from python_udfs.json_values import canonical_json, line_object, loads
+from python_udfs.pgoutput.column_types import pg_column_type
 from python_udfs.pgoutput.values import typed_value
 from python_udfs.pgoutput.wire import TupleData, decode_message
-from python_udfs.source_types import column_types_json, pg_column_type
+from python_udfs.source_types import column_types_json
 
 __all__ = [
     "CHANGE_ROW_COLUMNS",

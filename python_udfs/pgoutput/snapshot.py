@@ -36,6 +36,7 @@ from typing import Any
 from python_udfs.decoding import NO_SETTINGS, DecodeSettings
 from python_udfs.json_values import loads, pos_join, pos_uint
 from python_udfs.pgoutput import _key_json, parse_lsn, typed_value
+from python_udfs.pgoutput.column_types import pg_column_type
 from python_udfs.snapshots import (
     NO_HEADER,
     SnapshotRowLine,
@@ -44,7 +45,7 @@ from python_udfs.snapshots import (
     row_values,
     snapshot_change,
 )
-from python_udfs.source_types import ColumnType, column_types_json, pg_column_type
+from python_udfs.source_types import ColumnType, column_types_json
 
 # LSN and own-LSN parts, 20 digits each, as int_pgoutput__changes.sql writes a change's.
 _LSN_DIGITS = 20

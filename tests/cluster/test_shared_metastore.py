@@ -18,7 +18,7 @@ import pytest
 from cdc_warehouse.metastore_locks import METASTORE_LOCKS, run_lock_name
 from cdc_warehouse.settings import PROJECT_DIR, load_settings
 from tests.conftest import BUILD_WITHOUT_TESTS, patched_env
-from tests.pg.postgres import LocalPostgres, ensure_jdbc_driver
+from tests.postgres import LocalPostgres, ensure_jdbc_driver
 
 from .harness import (
     SAMPLE_LANDING,

@@ -6,7 +6,7 @@ import pytest
 
 from tests.conftest import Pipeline
 
-from .datastream_scenario import declared_tables_yaml
+from .datastream.scenario import declared_tables_yaml
 from .families import FamiliesRun, run_families
 
 

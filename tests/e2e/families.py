@@ -18,11 +18,14 @@ from typing import Any
 from python_udfs.families import FAMILIES
 from tests.conftest import BUILD_WITHOUT_TESTS, Pipeline
 
-from . import datastream_scenario, debezium_scenario, spanner_scenario
+from .datastream import scenario as datastream_scenario
+from .debezium import scenario as debezium_scenario
 from .marts import snapshot
+from .spanner import scenario as spanner_scenario
 from .waves import write_wave
 
-# The scenario of each family that has one here (pgoutput's is a real PostgreSQL: tests/pg).
+# The scenario of each family that has one here (pgoutput's is a real PostgreSQL:
+# tests/e2e/pgoutput/).
 SCENARIOS = {
     "spanner": spanner_scenario,
     "datastream": datastream_scenario,

@@ -25,18 +25,16 @@ import yaml
 from cdc_warehouse import typed_models
 from cdc_warehouse.settings import PROJECT_DIR
 from cdc_warehouse.spark import SQL_CONF
-from python_udfs.source_types import spanner_column_type
+from python_udfs.spanner.column_types import spanner_column_type
 from tests.conftest import SUITE_SHUFFLE_PARTITIONS, Pipeline
 
-from . import (
-    datastream_oracle,
-    datastream_scenario,
-    debezium_oracle,
-    spanner_oracle,
-    spanner_scenario,
-)
+from .datastream import oracle as datastream_oracle
+from .datastream import scenario as datastream_scenario
+from .debezium import oracle as debezium_oracle
 from .families import DBT_VARS, FAMILY_WAVES, of_system, read_status
 from .marts import as_mart_text, assert_marts_match, assert_same, assert_same_marts, snapshot
+from .spanner import oracle as spanner_oracle
+from .spanner import scenario as spanner_scenario
 from .waves import write_wave
 
 

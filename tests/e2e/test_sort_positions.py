@@ -1,4 +1,4 @@
-"""The sort positions SQL writes (macros/change_log/sort_positions.sql) are the ones Python writes
+"""The sort positions SQL writes (macros/change_log/position_*.sql) are the ones Python writes
 (python_udfs/json_values.py), and keep numeric order as text order."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ SOURCE_TIMES = [-(2**62), -1_000_000, -1, 0, 1, 1_714_557_600_000_000, 2**62, No
 
 
 def sql_of(call: str) -> str:
-    return render_macro("change_log/sort_positions.sql", call)
+    return render_macro("change_log", call)
 
 
 def test_sql_positions_are_pythons_and_keep_order(java_available, tmp_path):

@@ -43,7 +43,7 @@ def test_the_fingerprint_is_stable(project):
         "models/marts/cdc_history.sql",
         "macros/change_log/same_key.sql",
         "tests/dbt/spanner_children_after_their_parents.sql",
-        "python_udfs/debezium.py",
+        "python_udfs/debezium/__init__.py",
         "dbt_project.yml",
         "cdc_tables.yml",
     ],

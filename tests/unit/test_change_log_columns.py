@@ -18,7 +18,7 @@ CHANGE = [name for name, _ in CHANGE_COLUMNS if name != "error"]
 
 
 def macro_columns(call: str) -> list[str]:
-    return render_macro("change_log/change_log_columns.sql", call).split(",")
+    return render_macro("change_log", call).split(",")
 
 
 def documented_columns(model: str) -> list[str]:
@@ -45,7 +45,7 @@ def test_the_yml_documents_the_macros_columns_in_order():
 
 def test_a_select_list_names_every_column_in_order_with_the_values_given():
     call = "change_log_select('t', {'op': \"'delete'\"}, indent=4)"
-    lines = render_macro("change_log/change_log_columns.sql", call).split(",\n    ")
+    lines = render_macro("change_log", call).split(",\n    ")
     expected = [f"t.{column}" for column in macro_columns("change_log_columns()")]
     expected[expected.index("t.op")] = "'delete' as op"
     assert lines == expected

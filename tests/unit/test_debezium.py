@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from python_udfs.debezium import FIELDS, flatten_record
-from python_udfs.debezium_transactions import TRANSACTION_COLUMNS
+from python_udfs.debezium.transactions import TRANSACTION_COLUMNS
 from python_udfs.decoding import DecodeSettings
 from python_udfs.json_values import pos_uint
 

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from python_udfs.debezium import FIELDS, flatten_record
-from python_udfs.debezium_transactions import TRANSACTION_COLUMNS, transaction_key
+from python_udfs.debezium.transactions import TRANSACTION_COLUMNS, transaction_key
 from python_udfs.decoding import DecodeSettings
 
 SERVER = "dbserver1"

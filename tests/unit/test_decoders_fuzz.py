@@ -16,10 +16,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from python_udfs import datastream
-from python_udfs import spanner_snapshot as spanner_snapshots
 from python_udfs.decoding import DecodeSettings
 from python_udfs.families import BY_NAME, Family
 from python_udfs.pgoutput import snapshot as pgoutput_snapshots
+from python_udfs.spanner import snapshot as spanner_snapshots
 from tests.damaged_lines import NEW_KIND_FILES, SAMPLE, damage, sample_lines
 
 # The settings the decoding models give: no declared key, Debezium's default placeholder.

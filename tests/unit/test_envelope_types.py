@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 from python_udfs import datastream, debezium, pgoutput, spanner
-from python_udfs import spanner_snapshot as spanner_snapshots
 from python_udfs.decoding import DecodeSettings
 from python_udfs.pgoutput import snapshot as pgoutput_snapshots
+from python_udfs.spanner import snapshot as spanner_snapshots
 from tests.damaged_lines import NEW_KIND_FILES, every_sample_line
 
 

@@ -1,6 +1,6 @@
 """The pgoutput snapshot writer's pure parts (cdc_warehouse/pg_snapshot.py): COPY's text format
 read back, and the lines it writes, which the family's snapshot decoder reads as the rows of the
-table the header names (the psql parts run against a real PostgreSQL in tests/pg/)."""
+table the header names (the psql parts run against a real PostgreSQL in tests/e2e/pgoutput/)."""
 
 from __future__ import annotations
 

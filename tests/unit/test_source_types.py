@@ -7,14 +7,11 @@ import json
 import pytest
 
 from python_udfs import source_types
-from python_udfs.source_types import (
-    avro_column_type,
-    column_types_json,
-    connect_column_type,
-    decimal_type,
-    pg_column_type,
-    spanner_column_type,
-)
+from python_udfs.datastream.column_types import avro_column_type
+from python_udfs.debezium.column_types import connect_column_type
+from python_udfs.pgoutput.column_types import pg_column_type
+from python_udfs.source_types import column_types_json, decimal_type
+from python_udfs.spanner.column_types import spanner_column_type
 
 
 def numeric_modifier(precision: int, scale: int) -> int:

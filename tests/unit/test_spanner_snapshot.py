@@ -16,7 +16,7 @@ from python_udfs.change_log import FIELDS
 from python_udfs.decoding import NO_SETTINGS, DecodeSettings
 from python_udfs.snapshots import NO_HEADER
 from python_udfs.spanner import flatten_line
-from python_udfs.spanner_snapshot import snapshot_header, snapshot_row, snapshot_sort_pos
+from python_udfs.spanner.snapshot import snapshot_header, snapshot_row, snapshot_sort_pos
 from python_udfs.table_settings import declared_key_lookup
 
 STREAM = "ledger_stream"

@@ -25,7 +25,7 @@ set of hot keys (update-heavy) and sometimes uniformly among all keys (old ones)
 change is its insert (a backfill / snapshot read for keys that exist before the stream
 starts), its last may be a delete or a primary key change; transactions group consecutive
 changes, a few of them large (streamed by pgoutput). Family formats follow the scenario
-generators in tests/e2e and tests/pg, one module per family saying what its files hold
+generators in tests/e2e and tests/e2e/pgoutput, one module per family saying what its files hold
 (`datastream.py`, `debezium.py`, `pgoutput.py`, `spanner.py`); `plan.py` holds what they share
 and `deliveries.py` writes them.
 

@@ -8,7 +8,7 @@
 }}
 
 {#- Every change stream row of new landing runs decoded by the `spanner_flatten` UDF
-    (python_udfs/spanner.py): one row per mod of a data change record, per heartbeat and per
+    (python_udfs/spanner/): one row per mod of a data change record, per heartbeat and per
     announced child partition, or the reason a line or mod is quarantined. A bad mod keeps its
     record's identity, so the record still counts towards its transaction. Snapshot files are no
     part of the stream's partition records (int_spanner__snapshot_rows). -#}

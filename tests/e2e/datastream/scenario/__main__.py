@@ -1,0 +1,7 @@
+"""``python -m tests.e2e.datastream.scenario write-sample <dir> | coverage``."""
+
+from tests.e2e.waves import scenario_main
+
+from . import build_scenario
+
+scenario_main("python -m tests.e2e.datastream.scenario", build_scenario)

@@ -1,7 +1,0 @@
-"""``python -m tests.e2e.spanner_scenario write-sample <dir> | coverage``."""
-
-from tests.e2e.waves import scenario_main
-
-from . import build_scenario
-
-scenario_main("python -m tests.e2e.spanner_scenario", build_scenario)
