@@ -16,11 +16,12 @@
     )
 }}
 
-{#- Every column each source has named, with the type it gave it (python_udfs/<family>/column_types.py)
-    and the landing runs in which that was first and last seen. A column added upstream starts
-    after its table; one dropped stops being seen; one retyped gets a row per type. Rows of a
-    source that carries no types (Datastream JSON, Debezium without the schema envelope) name
-    the columns only. A run reads only the landing runs after the newest it has seen. -#}
+{#- Every column each source has named, with the type it gave it
+    (python_udfs/<family>/column_types.py) and the landing runs in which that was first and
+    last seen. A column added upstream starts after its table; one dropped stops being seen; one
+    retyped gets a row per type. Rows of a source that carries no types (Datastream JSON,
+    Debezium without the schema envelope) name the columns only. A run reads only the landing
+    runs after the newest it has seen. -#}
 {%- set seen_through = max_processed(this, 'last_seen_landing_run') if is_incremental() else -1 %}
 
 with spanner_typed_rows as (
