@@ -20,7 +20,8 @@ commit is the run's. A run killed in between left some families' lines under a r
 manifest does not know yet: the next run takes that number again, counts those files as landed
 (their lines are all there or none, one commit each) and lands only the rest, so no line lands
 twice and the run's numbering is what an uninterrupted run gives. Models read only the runs
-the manifest lists (macros/change_log/staged_lines.sql), so a build never sees half a landing run.
+the manifest lists (each family's staging model, models/staging/), so a build never sees half
+a landing run.
 """
 
 from __future__ import annotations

@@ -64,7 +64,7 @@ class DecodeStage:
 class Models:
     """The family's dbt models, by the role the shared models read them in."""
 
-    # Its landed lines (macros/change_log/staged_lines.sql): a build of the
+    # Its landed lines (models/staging/): a build of the
     # families with new lines selects `<staging>+`.
     staging: str
     # The models of decoded rows whose rows with `error` set are quarantined (cdc_quarantine).

@@ -1,1 +1,27 @@
-{{ staged_lines('datastream_lines') }}
+{#- Datastream's landed lines (cdc_warehouse/landing.py), typed and named. -#}
+with lines as (
+    select * from {{ source('cdc_raw', 'datastream_lines') }}
+),
+
+landed_files as (
+    select * from {{ source('cdc_raw', 'landed_files') }}
+),
+
+manifested_lines as (
+    -- Runs the manifest lists: an interrupted landing's lines wait for the run that finishes it.
+    select * from lines
+    where landing_run <= (select max(landed_files.landing_run) from landed_files)
+),
+
+final as (
+    select
+        source_name,
+        file_path,
+        line_number,
+        {{ valid_utf8_line('line', 'load_error') }},
+        landed_at,
+        landing_run
+    from manifested_lines
+)
+
+select * from final

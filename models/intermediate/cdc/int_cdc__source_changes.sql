@@ -13,8 +13,12 @@ with
 {% endfor %}
 {%- for item in source_families('change_rows').split(',') %}
     {%- set family, model = item.split(':') %}
+    {{ family }}_rows as (
+        select * from {{ ref(model) }}
+    ),
+
     {{ family }}_changes as (
-        {{ keyed_changes(ref(model), family) }}
+        {{ keyed_changes(family ~ '_rows', family) }}
     ),
 {% endfor %}
 final as (

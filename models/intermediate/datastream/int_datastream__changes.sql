@@ -1,3 +1,11 @@
 {{ config(materialized='view') }}
 
-{{ keyed_changes(ref('int_datastream__events'), 'datastream') }}
+with events as (
+    select * from {{ ref('int_datastream__events') }}
+),
+
+final as (
+    {{ keyed_changes('events', 'datastream') }}
+)
+
+select * from final

@@ -5,10 +5,32 @@
 }}
 
 {#- The header of each Spanner snapshot file (docs/sources/spanner.md, "Initial snapshots"): the
-    read timestamp, the table, and every one of its columns with its type. -#}
-{{ snapshot_headers(
-    ref('stg_spanner__lines'),
-    'spanner',
-    "spanner_snapshot_header(line, source_name)",
-    extra_fields=['column_names']
-) }}
+    read timestamp, the table, and every one of its columns with its type, one row per file, so a
+    row landed in a later run finds its file's header here. A header that does not fit is
+    quarantined, and with no header_json every row of its file is too. -#}
+{%- set processed_through = max_processed(this, 'landing_run') if is_incremental() else -1 %}
+
+with new_first_lines as (
+    select * from {{ ref('stg_spanner__lines') }}
+    where
+        landing_run > {{ processed_through }}
+        and line_number = 1
+        and {{ is_snapshot_file('spanner') }}
+),
+
+decoded_headers as (
+    select
+        new_first_lines.*,
+        spanner_snapshot_header(
+            new_first_lines.line, new_first_lines.source_name
+        ) as decoded_header
+    from new_first_lines
+),
+
+final as (
+    select
+        {{ decoded_header_columns('decoded_headers', 'decoded_header', ['column_names']) }}
+    from decoded_headers
+)
+
+select * from final

@@ -8,9 +8,42 @@
     type their values, at the read timestamp: after every change committed at or before it
     (python_udfs/spanner/snapshot.py). They wait for the stream's low watermark like a
     transaction committed then (int_spanner__snapshot_batches). -#}
-{{ snapshot_rows(
-    ref('stg_spanner__lines'),
-    ref('int_spanner__snapshot_headers'),
-    'spanner',
-    "spanner_snapshot_row(new_row_lines.line, headers.header_json, new_row_lines.source_name)"
-) }}
+{%- set processed_through = max_processed(this, 'landing_run') if is_incremental() else -1 %}
+
+with new_row_lines as (
+    select * from {{ ref('stg_spanner__lines') }}
+    where
+        landing_run > {{ processed_through }}
+        and line_number > 1
+        and {{ is_snapshot_file('spanner') }}
+),
+
+headers as (
+    -- One row per file: a run reads its new lines and this small state.
+    select
+        source_name,
+        file_path,
+        header_json
+    from {{ ref('int_spanner__snapshot_headers') }}
+),
+
+decoded_rows as (
+    select
+        new_row_lines.*,
+        spanner_snapshot_row(
+            new_row_lines.line, headers.header_json, new_row_lines.source_name
+        ) as snapshot_row
+    from new_row_lines
+    left join headers
+        on
+            new_row_lines.source_name = headers.source_name
+            and new_row_lines.file_path = headers.file_path
+),
+
+final as (
+    select
+        {{ decoded_change_columns('decoded_rows', 'snapshot_row') }}
+    from decoded_rows
+)
+
+select * from final
