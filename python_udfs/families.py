@@ -111,10 +111,11 @@ class Family:
     models: Models
     # Where `sort_pos`, the source's own order as sortable text, is built (docs/sources/).
     sort_position: str
-    # The version of that encoding. Raise it when the family's decoding would give a change
-    # another `sort_pos` (or `txn_id`, `event_id`, or the transaction fields its models count)
-    # than the one already stored: the warehouse records the versions it was built with, and
-    # `cdcw run` refuses to mix encodings until a full refresh (cdc_warehouse/build_versions.py).
+    # The version of that encoding, `SORT_KEY_VERSION` of the family's decoder package, beside
+    # the code it versions (raised when the family's decoding would give a change another
+    # `sort_pos`, `txn_id`, `event_id` or transaction field its models count): the warehouse
+    # records the versions it was built with, and `cdcw run` refuses to mix encodings until a
+    # full refresh (cdc_warehouse/build_versions.py).
     sort_key_version: int
     # The model whose rows with op 'truncate' are the family's truncates (they name a table,
     # not a key; int_cdc__truncates); None: it has none.
@@ -165,7 +166,7 @@ FAMILIES: tuple[Family, ...] = (
             "python_udfs/spanner/, `_data_change_rows`; snapshot rows "
             "python_udfs/spanner/snapshot.py, `snapshot_sort_pos`"
         ),
-        sort_key_version=1,
+        sort_key_version=spanner.SORT_KEY_VERSION,
         column_types="own",
         pending=(
             "transactions not all of whose records have landed, and changes and snapshot rows "
@@ -205,7 +206,7 @@ FAMILIES: tuple[Family, ...] = (
             changes="int_datastream__changes",
         ),
         sort_position="python_udfs/datastream/, `_POSITIONS` (one function per source)",
-        sort_key_version=1,
+        sort_key_version=datastream.SORT_KEY_VERSION,
         column_types="changes",
     ),
     Family(
@@ -228,8 +229,7 @@ FAMILIES: tuple[Family, ...] = (
             changes_keyed=False,
         ),
         sort_position="python_udfs/debezium/, `_flatten`",
-        # 2: transaction metadata decoded (#59); events stored before have no transaction key.
-        sort_key_version=2,
+        sort_key_version=debezium.SORT_KEY_VERSION,
         truncates="int_debezium__changes",
         column_types="changes",
         pending=(
@@ -273,7 +273,7 @@ FAMILIES: tuple[Family, ...] = (
             "models/intermediate/pgoutput/int_pgoutput__changes.sql, `sort_pos`; snapshot rows "
             "python_udfs/pgoutput/snapshot.py, `snapshot_sort_pos`"
         ),
-        sort_key_version=1,
+        sort_key_version=pgoutput.SORT_KEY_VERSION,
         truncates="int_pgoutput__changes",
         column_types="own",
         pending="transactions streamed or prepared but not yet committed or rolled back",

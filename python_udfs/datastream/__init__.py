@@ -43,6 +43,13 @@ EXTRA_COLUMNS: tuple[tuple[str, str], ...] = (
     # which carry no types.
     ("column_types", "string"),
 )
+
+# The version of the encoding of `sort_pos` and `txn_id` this decoder gives (the
+# `_<source>_position` functions): raise it with any change to either, then pin the new
+# digest in tests/unit/test_sort_key_pins.py. The warehouse records the version it was built
+# with and `cdcw run` refuses to mix encodings until a full refresh (docs/decisions/013).
+SORT_KEY_VERSION = 1
+
 # Where an Avro file's line keeps its payload's column types (from the file's schema), beside
 # the event's own fields; the leading underscore keeps it apart from any field Datastream adds.
 PAYLOAD_TYPES = "_payload_types"

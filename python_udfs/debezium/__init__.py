@@ -53,6 +53,14 @@ EXTRA_COLUMNS: tuple[tuple[str, str], ...] = (
     # BEGIN / END record's transaction and counts.
     *TRANSACTION_COLUMNS,
 )
+
+# The version of the encoding of `sort_pos`, `txn_id`, `event_id` and the transaction fields
+# the models count that this decoder gives: raise it with any change to them, then pin the
+# new digest in tests/unit/test_sort_key_pins.py. The warehouse records the version it was
+# built with and `cdcw run` refuses to mix encodings until a full refresh (docs/decisions/013).
+# 2: transaction metadata decoded (docs/decisions/014); events stored before have none.
+SORT_KEY_VERSION = 2
+
 COLUMNS = CHANGE_COLUMNS + EXTRA_COLUMNS
 FIELDS: tuple[str, ...] = tuple(name for name, _ in COLUMNS)
 

@@ -21,6 +21,13 @@ from python_udfs.pgoutput.values import typed_value
 from python_udfs.pgoutput.wire import TupleData, decode_message
 from python_udfs.source_types import column_types_json
 
+# The version of the encoding of `sort_pos`, `txn_id` and `event_id` of pgoutput's changes
+# (built in SQL, models/intermediate/pgoutput/int_pgoutput__changes.sql) and snapshot rows
+# (snapshot.py, `snapshot_sort_pos`): raise it with any change to them, then pin the new
+# digest in tests/unit/test_sort_key_pins.py. The warehouse records the version it was built
+# with and `cdcw run` refuses to mix encodings until a full refresh (docs/decisions/013).
+SORT_KEY_VERSION = 1
+
 __all__ = [
     "CHANGE_ROW_COLUMNS",
     "MESSAGE_COLUMNS",

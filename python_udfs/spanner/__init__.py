@@ -44,6 +44,13 @@ from python_udfs.source_types import STRING, column_types_json
 from python_udfs.spanner.column_types import spanner_column_type
 from python_udfs.table_settings import KeyLookup
 
+# The version of the encoding of `sort_pos`, `txn_id` and `event_id` this decoder and its
+# snapshot rows (snapshot.py, `snapshot_sort_pos`) give: raise it with any change to them, then
+# pin the new digest in tests/unit/test_sort_key_pins.py. The warehouse records the version it
+# was built with and `cdcw run` refuses to mix encodings until a full refresh
+# (docs/decisions/013).
+SORT_KEY_VERSION = 1
+
 EXTRA_COLUMNS: tuple[tuple[str, str], ...] = (
     ("record_kind", "string"),  # 'data_change' | 'heartbeat' | 'child_partitions'
     ("partition_token", "string"),  # token the line was read from; None for the initial query
