@@ -216,11 +216,12 @@ def tested_from_run(
     return built_through + 1
 
 
-def set_test_scope(spark, from_run: int | None) -> None:
-    if from_run is None:
-        spark.conf.unset(TEST_SCOPE_SETTING)
+def set_session_setting(spark, name: str, value: str | None) -> None:
+    """What `cdcw run` tells its build's macros through a session setting, unset for None."""
+    if value is None:
+        spark.conf.unset(name)
     else:
-        spark.conf.set(TEST_SCOPE_SETTING, str(from_run))
+        spark.conf.set(name, value)
 
 
 # The session setting through which `cdcw run` tells the models that union every family's rows
@@ -228,12 +229,22 @@ def set_test_scope(spark, from_run: int | None) -> None:
 # the other families have no line after the last successful build, which read all of theirs.
 BUILD_FAMILIES_SETTING = "cdc.build_families"
 
+# The session setting through which `cdcw run` tells the models whose rows are rare the landing
+# run through which its last successful build of the same project and arguments went
+# (macros/utils/landing_runs_processed.sql): that build's models read every line through it.
+BUILT_THROUGH_SETTING = "cdc.built_through"
 
-def set_build_families(spark, families: Sequence[Family] | None) -> None:
-    if families is None:
-        spark.conf.unset(BUILD_FAMILIES_SETTING)
-    else:
-        spark.conf.set(BUILD_FAMILIES_SETTING, ",".join(family.name for family in families))
+
+def processed_floor(
+    last: build_record.BuildRecord | None, digest: str, dbt_build_args: Sequence[str]
+) -> int | None:
+    """The landing run through which every model has processed the lines, whatever its own
+    newest row: the last successful build's, when this build builds the same project with the
+    same arguments (a forced one too). None for a full refresh or without such a build. A
+    failed or killed build writes no record, so this is never past what a model holds."""
+    if last is None or last.fingerprint != digest or "--full-refresh" in dbt_build_args:
+        return None
+    return last.landing_run
 
 
 def history_built_through(spark, settings: Settings) -> int | None:
@@ -312,17 +323,26 @@ def build(
     settings: Settings,
     tested_through_run: int | None,
     families: Sequence[Family] | None = None,
+    processed_through: int | None = None,
 ) -> bool:
     """`dbt build` as the scheduled job runs it; the marts' tests read the rows of landing runs
     after `tested_through_run` (None: every row), the models that union the families read those
-    of `families` (None: all)."""
-    set_test_scope(spark, tested_from_run(tested_through_run, build_args, settings.test_every_row))
-    set_build_families(spark, families)
+    of `families` (None: all), the models whose rows are rare read lines after
+    `processed_through` at most (None: after their newest row)."""
+    from_run = tested_from_run(tested_through_run, build_args, settings.test_every_row)
+    chosen = None if families is None else ",".join(family.name for family in families)
+    settings_told = {
+        TEST_SCOPE_SETTING: None if from_run is None else str(from_run),
+        BUILD_FAMILIES_SETTING: chosen,
+        BUILT_THROUGH_SETTING: None if processed_through is None else str(processed_through),
+    }
+    for name, value in settings_told.items():
+        set_session_setting(spark, name, value)
     try:
         return run_dbt(["build", *without_unit_tests(build_args)], settings)
     finally:
-        set_test_scope(spark, None)
-        set_build_families(spark, None)
+        for name in settings_told:
+            set_session_setting(spark, name, None)
 
 
 # dbt arguments that choose the nodes a build makes.
@@ -398,7 +418,8 @@ def build_new_landings(
         build_record.forget(settings.dbt_dir)
     families = families_to_build(spark, settings, last, digest, build_args)
     chosen = [*build_args, *family_selection(families)]
-    if not build(spark, chosen, settings, tested_through(spark, settings, last), families):
+    floor = processed_floor(last, digest, build_args)
+    if not build(spark, chosen, settings, tested_through(spark, settings, last), families, floor):
         return False
     build_versions.record_rebuild(spark, settings, build_args)
     build_record.write(settings.dbt_dir, report.newest_run, digest)

@@ -11,7 +11,7 @@
 
 {#- Every decoding model's rejected rows, a branch per model of the registry
     (`source_families`, python_udfs/families.py), of the families this build processes. -#}
-{%- set processed_through = max_processed(this, 'landing_run') if is_incremental() else -1 %}
+{%- set processed_through = landing_runs_processed() %}
 {%- set in_build = families_in_build() %}
 {%- set decoded = [] %}
 {%- for item in source_families('decoded').split(',') %}

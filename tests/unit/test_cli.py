@@ -257,6 +257,24 @@ def test_the_build_families_setting_is_the_one_the_macro_reads():
     assert f"set {steps.BUILD_FAMILIES_SETTING}'" in macros
 
 
+def test_the_built_through_setting_is_the_one_the_macro_reads():
+    """Python sets it, the models whose rows are rare read it: one name in each language."""
+    macros = (PROJECT_DIR / "macros" / "utils" / "landing_runs_processed.sql").read_text()
+    assert f"set {steps.BUILT_THROUGH_SETTING}'" in macros
+
+
+def test_the_processed_floor_is_the_last_like_build_s_landing_run():
+    """A model whose rows are rare reads lines after the last successful build of the same
+    project and arguments (a forced one too); no floor without one, after a change, or for a
+    full refresh."""
+    record = build_record.BuildRecord(landing_run=3, fingerprint="same", finished_at="then")
+    assert steps.processed_floor(record, "same", []) == 3
+    assert steps.processed_floor(record, "same", ["--select", "cdc_quarantine"]) == 3
+    assert steps.processed_floor(None, "same", []) is None
+    assert steps.processed_floor(record, "changed", []) is None
+    assert steps.processed_floor(record, "same", ["--full-refresh"]) is None
+
+
 def test_a_build_chooses_its_families_only_after_a_like_build(tmp_path):
     """Every node is built (no family selection, and no query for one) without a record of a
     successful build, after anything changed since it, or when the caller chose the nodes."""

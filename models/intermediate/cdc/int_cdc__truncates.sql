@@ -1,7 +1,7 @@
 {#- Truncates delete every key of their table at their position; they are kept apart from the
     keyed change log because they name no key. A branch per family that has them
     (`source_families`, python_udfs/families.py). -#}
-{%- set processed_through = max_processed(this, 'landing_run') if is_incremental() else -1 %}
+{%- set processed_through = landing_runs_processed() %}
 {%- set truncating = source_families('truncates').split(',') %}
 
 with

@@ -8,7 +8,7 @@
     the slot's consistent point, the table and its columns with their type OIDs and key flags,
     one row per file, so a row landed in a later run finds its file's header here. A header that
     does not fit is quarantined, and with no header_json every row of its file is too. -#}
-{%- set processed_through = max_processed(this, 'landing_run') if is_incremental() else -1 %}
+{%- set processed_through = landing_runs_processed() %}
 
 with new_first_lines as (
     select * from {{ ref('stg_pgoutput__lines') }}

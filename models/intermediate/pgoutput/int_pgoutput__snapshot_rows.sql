@@ -8,7 +8,7 @@
     values are, at the slot's consistent point: after the changes committed before it, before
     those committed at it or later (python_udfs/pgoutput/snapshot.py). They are changes as they
     land: int_pgoutput__changes takes them. -#}
-{%- set processed_through = max_processed(this, 'landing_run') if is_incremental() else -1 %}
+{%- set processed_through = landing_runs_processed() %}
 
 with new_row_lines as (
     select * from {{ ref('stg_pgoutput__lines') }}

@@ -8,7 +8,7 @@
     type their values, at the read timestamp: after every change committed at or before it
     (python_udfs/spanner/snapshot.py). They wait for the stream's low watermark like a
     transaction committed then (int_spanner__snapshot_batches). -#}
-{%- set processed_through = max_processed(this, 'landing_run') if is_incremental() else -1 %}
+{%- set processed_through = landing_runs_processed() %}
 
 with new_row_lines as (
     select * from {{ ref('stg_spanner__lines') }}

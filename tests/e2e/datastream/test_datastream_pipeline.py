@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from decimal import Decimal
 
 import pytest
 
-from tests.conftest import BUILD_WITHOUT_TESTS
-from tests.e2e.families import DBT_VARS, FAMILY_WAVES
+from tests.e2e.families import DBT_VARS, FAMILY_WAVES, RUNS
 from tests.e2e.marts import (
     as_mart_text,
     assert_same,
@@ -85,14 +85,43 @@ def test_a_run_without_new_files_skips_the_build(waves_run, capsys):
     assert "the marts are current, dbt not run" in capsys.readouterr().err
 
 
+# The models whose rows are rare (macros/utils/landing_runs_processed.sql), under
+# models/intermediate or models/marts.
+RARE_ROW_MODELS = (
+    "intermediate/cdc/int_cdc__truncates",
+    "intermediate/spanner/int_spanner__snapshot_headers",
+    "intermediate/spanner/int_spanner__snapshot_rows",
+    "intermediate/pgoutput/int_pgoutput__snapshot_headers",
+    "intermediate/pgoutput/int_pgoutput__snapshot_rows",
+    "marts/cdc_quarantine",
+)
+
+
 def test_a_forced_run_without_new_files_changes_nothing(families_run, monkeypatch):
+    """Forced, with the arguments of the last build: the models whose rows are rare read only
+    the lines after that build's landing run, however old their newest row."""
     pipeline = families_run.pipeline
     monkeypatch.setenv("CDC_ALWAYS_BUILD", "1")
     invocations = pipeline.dbt_invocations()
-    # The models are the check; the tests would read the rows of no new landing run.
-    assert pipeline.cdcw("run", *DBT_VARS, *BUILD_WITHOUT_TESTS) == 0
+    newest_rows = {
+        model: pipeline.spark().sql(f"select max(landing_run) from {table}").first()[0]
+        for model, table in (
+            ("truncates", "cdc_internal.int_cdc__truncates"),
+            ("snapshot headers", "cdc_internal.int_spanner__snapshot_headers"),
+        )
+    }
+    assert pipeline.cdcw("run", *DBT_VARS) == 0
     assert pipeline.dbt_invocations() == invocations + 1
     assert snapshot(pipeline) == families_run.snapshots[-1]
+    compiled = pipeline.warehouse_dir / "_dbt" / "target" / "compiled" / "cdc_warehouse" / "models"
+    reads = {
+        model: set(re.findall(r"landing_run > (-?\d+)", (compiled / f"{model}.sql").read_text()))
+        for model in RARE_ROW_MODELS
+    }
+    assert reads == {model: {str(RUNS)} for model in RARE_ROW_MODELS}
+    # Their own newest rows are older: without the last build's landing run they would read
+    # every line since.
+    assert all((newest or -1) < RUNS for newest in newest_rows.values()), newest_rows
 
 
 def test_typed_models_give_real_columns_of_the_declared_or_the_source_type(waves_run):
