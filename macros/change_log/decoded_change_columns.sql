@@ -16,9 +16,7 @@
         line ~ 'landed_at',
         line ~ 'landing_run',
         'timestamp_micros(' ~ row ~ 'committed_at) as committed_at',
-        'coalesce(' ~ line ~ 'load_error, ' ~ row ~ 'error) as error',
-        'if(' ~ line ~ 'load_error is null and ' ~ row ~ 'error is null, null, '
-        ~ line ~ 'line) as raw_line',
+        line_error_columns(line, row, ',\n' ~ ' ' * indent),
     ]) -%}
     {{- columns | join(',\n' ~ ' ' * indent) -}}
 {%- endmacro %}

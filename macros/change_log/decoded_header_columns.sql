@@ -21,9 +21,7 @@
     {%- do columns.extend([
         line ~ 'landed_at',
         line ~ 'landing_run',
-        'coalesce(' ~ line ~ 'load_error, ' ~ row ~ 'error) as error',
-        'if(' ~ line ~ 'load_error is null and ' ~ row ~ 'error is null, null, '
-        ~ line ~ 'line) as raw_line',
+        line_error_columns(line, row, ',\n' ~ ' ' * indent),
     ]) -%}
     {{- columns | join(',\n' ~ ' ' * indent) -}}
 {%- endmacro %}

@@ -14,9 +14,8 @@
     dbt parses). -#}
 {% macro tested_from_landing_run() -%}
     {%- set from_var = var('cdc_test_from_landing_run', none) -%}
-    {%- if from_var is not none or not execute -%}
+    {%- if from_var is not none -%}
         {{ return(from_var) }}
     {%- endif -%}
-    {%- set setting = run_query('set cdc.test_from_landing_run').rows[0][1] -%}
-    {{ return(setting | int if setting is string and setting.isdigit() else none) }}
+    {{ return(landing_run_setting('cdc.test_from_landing_run')) }}
 {%- endmacro %}

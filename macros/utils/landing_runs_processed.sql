@@ -11,7 +11,6 @@
         {{ return(-1) }}
     {%- endif -%}
     {%- set newest_row = max_processed(this, 'landing_run') -%}
-    {%- set setting = run_query('set cdc.built_through').rows[0][1] if execute else '' -%}
-    {%- set built = setting | int if setting is string and setting.isdigit() else -1 -%}
-    {{ return([newest_row | int, built] | max) }}
+    {%- set built = landing_run_setting('cdc.built_through') -%}
+    {{ return([newest_row | int, -1 if built is none else built] | max) }}
 {%- endmacro %}

@@ -8,9 +8,8 @@ landed_files as (
 ),
 
 manifested_lines as (
-    -- Runs the manifest lists: an interrupted landing's lines wait for the run that finishes it.
     select * from lines
-    where landing_run <= (select max(landed_files.landing_run) from landed_files)
+    where {{ in_manifest('landed_files') }}
 ),
 
 final as (

@@ -248,7 +248,7 @@ def test_run_tests_the_landing_runs_after_what_history_reflected():
 def test_the_test_scope_setting_is_the_one_the_macros_read():
     """Python sets it, the test-scope macros read it: one name in each language."""
     macros = (PROJECT_DIR / "macros" / "marts" / "tested_from_landing_run.sql").read_text()
-    assert f"set {steps.TEST_SCOPE_SETTING}'" in macros
+    assert f"landing_run_setting('{steps.TEST_SCOPE_SETTING}')" in macros
 
 
 def test_the_build_families_setting_is_the_one_the_macro_reads():
@@ -260,7 +260,7 @@ def test_the_build_families_setting_is_the_one_the_macro_reads():
 def test_the_built_through_setting_is_the_one_the_macro_reads():
     """Python sets it, the models whose rows are rare read it: one name in each language."""
     macros = (PROJECT_DIR / "macros" / "utils" / "landing_runs_processed.sql").read_text()
-    assert f"set {steps.BUILT_THROUGH_SETTING}'" in macros
+    assert f"landing_run_setting('{steps.BUILT_THROUGH_SETTING}')" in macros
 
 
 def test_the_processed_floor_is_the_last_like_build_s_landing_run():
