@@ -25,8 +25,9 @@ from python_udfs.families import FAMILIES
 LAYOUT = "layout"
 # The stored tables' columns. Raised when a stored table loses a column or a column's meaning
 # changes, so that an incremental build cannot go on from what the tables hold: 2, the change
-# log without is_full_image.
-LAYOUT_VERSION = 2
+# log without is_full_image; 3, a key's partition holds keys of its source table only
+# (docs/decisions/017).
+LAYOUT_VERSION = 3
 # A warehouse built before the record existed has this layout, and no other part recorded.
 UNRECORDED_LAYOUT = {LAYOUT: 1}
 # The command that rebuilds every model from the landed lines.

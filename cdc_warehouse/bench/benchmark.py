@@ -49,7 +49,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from cdc_warehouse.bench import peer, warm, workload
+from cdc_warehouse.bench import peer, table_reads, warm, workload
 from cdc_warehouse.bench.memory import TreeSampler, own_high_water_marks
 from cdc_warehouse.cli import duration_seconds
 from cdc_warehouse.files import replace_text
@@ -207,6 +207,33 @@ def _sanity(spark, sample: dict[str, list[dict[str, Any]]] | None = None) -> dic
     }
 
 
+def _one_table_reads(spark) -> dict[str, Any]:
+    """What a typed view of one source table reads of cdc_current and cdc_history
+    (table_reads): the table whose share of cdc_current's rows is nearest 1%, and the smallest."""
+    rows = spark.sql(
+        "select source_system, source_table, count(*) as keys from cdc_current group by 1, 2"
+    ).collect()
+    if not rows:
+        return {}
+    total = sum(row.keys for row in rows)
+    chosen = {
+        "nearest_one_percent": min(rows, key=lambda row: abs(row.keys / total - 0.01)),
+        "smallest": min(rows, key=lambda row: row.keys),
+    }
+    return {
+        name: {
+            "source_system": row.source_system,
+            "source_table": row.source_table,
+            "share_of_current_rows": round(row.keys / total, 5),
+            **{
+                mart: table_reads.one_table_reads(spark, mart, row.source_system, row.source_table)
+                for mart in ("cdc_current", "cdc_history")
+            },
+        }
+        for name, row in chosen.items()
+    }
+
+
 def _content_result(content: dict[str, Any]) -> dict[str, Any]:
     return {
         "current_content": content,
@@ -338,6 +365,7 @@ def run_phase(phase: str, work: Path, result_path: Path, discard_landed: bool = 
                 # The generator's expected rows are those after the base waves.
                 sample = _expected_sample(work, families) if phase == "full" else None
                 result["sanity"] = _sanity(spark, sample)
+                result["one_table_reads"] = _one_table_reads(spark)
     result.update(own_high_water_marks())
     replace_text(result_path, json.dumps(result, indent=2) + "\n")
     return 0

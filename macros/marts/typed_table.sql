@@ -46,7 +46,8 @@
         {%- set seen = run_query(
             "select distinct column_name from " ~ state_relation
             ~ " lateral view explode(json_object_keys(row_json)) seen_columns as column_name"
-            ~ " where " ~ typed_source_filter(source) ~ " and " ~ rows_to_scan
+            ~ " where " ~ typed_source_filter(source) ~ " and " ~ table_cohorts(source)
+            ~ " and " ~ rows_to_scan
         ) -%}
         {%- set source_types = source_spark_types(source) -%}
         {%- set names = known_names + seen.columns[0].values() | list
@@ -64,7 +65,9 @@ with source_rows as (
         *,
         from_json(row_json, 'map<string,string>') as row_values
     from {{ state_relation }}
-    where {{ typed_source_filter(source) }}
+    where
+        {{ typed_source_filter(source) }}
+        and {{ table_cohorts(source) }}
 ),
 
 final as (

@@ -23,6 +23,8 @@ import pytest
 import yaml
 
 from cdc_warehouse import typed_models
+from cdc_warehouse.bench import table_reads
+from cdc_warehouse.build_versions import LAYOUT_VERSION
 from cdc_warehouse.settings import PROJECT_DIR
 from cdc_warehouse.spark import SQL_CONF
 from python_udfs.spanner.column_types import spanner_column_type
@@ -411,8 +413,8 @@ def test_a_warehouse_built_before_the_versions_were_recorded_refuses_to_build(
     said = capsys.readouterr().err
     assert (
         "cdcw: the warehouse was built with the stored tables' layout version 1 (this code "
-        "writes version 2); run `cdcw run --full-refresh` to rebuild every model from the landed "
-        "lines\n"
+        f"writes version {LAYOUT_VERSION}); run `cdcw run --full-refresh` to rebuild every model "
+        "from the landed lines\n"
     ) in said
     assert pipeline.dbt_invocations() == 0
     (run,) = pipeline.rows("cdc_raw.cdc_runs")
@@ -489,8 +491,8 @@ def project_copy(root: Path) -> Path:
 
 def test_generated_typed_models_cover_every_table_and_their_values_fit(families_run, tmp_path):
     """`cdcw generate-typed-models` writes models for every table without one, typed from its
-    source; they build, each value fits its column's type (typed_values_fit), and a second call
-    writes nothing."""
+    source; they build, each value fits its column's type (typed_values_fit), each opens only its
+    table's files, and a second call writes nothing."""
     pipeline = families_run.pipeline
     project = project_copy(tmp_path / "project")
     assert pipeline.cdcw("generate-typed-models", "--project-dir", str(project)) == 0
@@ -532,6 +534,29 @@ def test_generated_typed_models_cover_every_table_and_their_values_fit(families_
     assert declared == spark_types
     view_types = dict(products.dtypes)
     assert {name: view_types[name] for name in declared} == declared
+
+    # A typed view opens the files of its own table's partitions only (docs/decisions/017).
+    spark = pipeline.spark()
+    for name, model in models.items():
+        source = model["config"]["meta"]["cdc_source"]
+        mart = "cdc_current" if name.endswith("_current") else "cdc_history"
+        of_table = (
+            f"source_system = '{source['source_system']}' "
+            f"and source_table = '{source['source_table']}'"
+        )
+        files = spark.sql(
+            f"select _metadata.file_path, ({of_table}) as of_table from {mart}"
+        ).distinct()
+        table_files = files.where("of_table").count()
+        mart_files = spark.sql(f"describe detail {mart}").first()["numFiles"]
+        view = f"select * from {name}"
+        read = table_reads.files_read(spark, view)
+        assert 0 < read == table_files < mart_files, (name, read, table_files, mart_files)
+        # Its files hold no other table's rows, and the view skips the other tables' files by
+        # their partitions, not only by the statistics of each file.
+        assert files.groupBy("file_path").count().where("count > 1").count() == 0, name
+        pruned = table_reads.partition_filters(spark, view)
+        assert pruned and all("key_cohort" in predicate for predicate in pruned), (name, pruned)
 
     assert pipeline.cdcw("generate-typed-models", "--project-dir", str(project)) == 0
     assert len(yaml.safe_load((generated / typed_models.GENERATED_YML).read_text())["models"]) == (

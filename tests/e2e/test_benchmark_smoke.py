@@ -30,6 +30,13 @@ def assert_phase_fields(result: dict) -> None:
     assert result["events"] > 0
     assert result["events_per_second"] == round(result["events"] / result["seconds"], 1)
     assert result["sanity"]["quarantine_rows"] == 0
+    # A typed view's query of one table opens that table's files and no other's.
+    reads = result["one_table_reads"]
+    assert set(reads) == {"nearest_one_percent", "smallest"}
+    for table in reads.values():
+        for mart in ("cdc_current", "cdc_history"):
+            read = table[mart]
+            assert 0 < read["files_read"] == read["table_files"] < read["mart_files"], table
 
 
 def assert_marts_agree_with_generator(result: dict) -> None:

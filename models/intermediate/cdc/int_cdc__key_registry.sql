@@ -1,8 +1,8 @@
-{#- Each key gets a partition (key_cohort) for life, grouping keys by when they were first seen:
-    recent activity stays in recent partitions, so a run reads few of them
-    (docs/decisions/002-key-cohort-partitions.md, 006-delta-lake.md). -#}
+{#- Each key gets a partition (key_cohort) for life. A partition holds keys of one source table
+    only, grouped by when they were first seen: recent activity stays in its table's recent
+    partitions, so a run reads few of them, and a query of one table reads only its own
+    (docs/decisions/002-key-cohort-partitions.md, 006-delta-lake.md, 017-table-cohorts.md). -#}
 {%- set seen_through = max_processed(this, 'first_landing_run') if is_incremental() else -1 %}
-{%- set last_key_seq = max_processed(this, 'key_seq', 0) if is_incremental() else 0 %}
 
 with new_changes as (
     select * from {{ ref('int_cdc__source_changes') }}
@@ -20,24 +20,64 @@ new_keys as (
     group by source_system, source_name, source_table, key_json
 ),
 
-unregistered_keys as (
-    select new_keys.*
-    from
-        new_keys
-    {%- if is_incremental() %}
-        left anti join {{ this }} as registered
+{%- if is_incremental() %}
+
+    registered_keys as (
+        select * from {{ this }}
+    ),
+
+    unregistered_keys as (
+        select new_keys.*
+        from new_keys
+        left anti join registered_keys
             on
-                {{ same_key('new_keys', 'registered') }}
-    {%- endif %}
-),
+                {{ same_key('new_keys', 'registered_keys') }}
+    ),
+
+    numbered_before as (
+        -- How many keys each table with new ones has numbered already.
+        select
+            registered_keys.source_system,
+            registered_keys.source_table,
+            max(registered_keys.key_seq) as last_key_seq
+        from registered_keys
+        left semi join unregistered_keys
+            on
+                registered_keys.source_system = unregistered_keys.source_system
+                and registered_keys.source_table = unregistered_keys.source_table
+        group by registered_keys.source_system, registered_keys.source_table
+    ),
+{%- else %}
+
+    unregistered_keys as (
+        select * from new_keys
+    ),
+
+    numbered_before as (
+        select
+            cast(null as string) as source_system,
+            cast(null as string) as source_table,
+            cast(null as bigint) as last_key_seq
+        where false
+    ),
+{%- endif %}
 
 numbered_keys as (
+    -- Keys are numbered per source table (its streams together), in first-seen order.
     select
-        *,
-        {{ last_key_seq }} + row_number() over (
-            order by first_landing_run, source_system, source_name, source_table, key_json
+        unregistered_keys.*,
+        coalesce(numbered_before.last_key_seq, 0) + row_number() over (
+            partition by unregistered_keys.source_system, unregistered_keys.source_table
+            order by
+                unregistered_keys.first_landing_run,
+                unregistered_keys.source_name,
+                unregistered_keys.key_json
         ) as key_seq
     from unregistered_keys
+    left join numbered_before
+        on
+            unregistered_keys.source_system = numbered_before.source_system
+            and unregistered_keys.source_table = numbered_before.source_table
 ),
 
 final as (
@@ -48,7 +88,13 @@ final as (
         key_json,
         first_landing_run,
         key_seq,
-        cast(floor((key_seq - 1) / {{ var('cdc_keys_per_partition') }}) as int) as key_cohort
+        cast(
+            {{ table_bucket('source_system', 'source_table') }} * {{ cohorts_per_table() }}
+            + least(
+                floor((key_seq - 1) / {{ var('cdc_keys_per_partition') }}),
+                {{ cohorts_per_table() }} - 1
+            ) as int
+        ) as key_cohort
     from numbered_keys
 )
 
