@@ -35,17 +35,14 @@ new_keys as (
     ),
 
     numbered_before as (
-        -- How many keys each table with new ones has numbered already.
+        -- How many keys each table has numbered already. Not narrowed to the tables with new
+        -- keys: a second reference to unregistered_keys would have Spark compute them twice.
         select
-            registered_keys.source_system,
-            registered_keys.source_table,
-            max(registered_keys.key_seq) as last_key_seq
+            source_system,
+            source_table,
+            max(key_seq) as last_key_seq
         from registered_keys
-        left semi join unregistered_keys
-            on
-                registered_keys.source_system = unregistered_keys.source_system
-                and registered_keys.source_table = unregistered_keys.source_table
-        group by registered_keys.source_system, registered_keys.source_table
+        group by source_system, source_table
     ),
 {%- else %}
 
