@@ -38,9 +38,13 @@ FAMILY_WAVES = {
 }
 RUNS = max(len(waves) for waves in FAMILY_WAVES.values())
 # Small key partitions, so that a run touches some partitions and not others.
-DBT_VARS = ("--vars", "{cdc_keys_per_partition: 3}")
+KEYS_PER_PARTITION = 3
+DBT_VARS = ("--vars", f"{{cdc_keys_per_partition: {KEYS_PER_PARTITION}}}")
 UNHINTED_RUN = 3
-UNHINTED_VARS = ("--vars", "{cdc_keys_per_partition: 3, cdc_broadcast_max_rows: 0}")
+UNHINTED_VARS = (
+    "--vars",
+    f"{{cdc_keys_per_partition: {KEYS_PER_PARTITION}, cdc_broadcast_max_rows: 0}}",
+)
 SPANNER_STATUS = "cdc_spanner_streams"
 FRESHNESS = "cdc_source_freshness"
 # The models that join by what a run changed, and the hints on the joins whose build side is a

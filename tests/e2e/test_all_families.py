@@ -33,7 +33,7 @@ from tests.conftest import SUITE_SHUFFLE_PARTITIONS, Pipeline
 from .datastream import oracle as datastream_oracle
 from .datastream import scenario as datastream_scenario
 from .debezium import oracle as debezium_oracle
-from .families import DBT_VARS, FAMILY_WAVES, of_system, read_status
+from .families import DBT_VARS, FAMILY_WAVES, KEYS_PER_PARTITION, of_system, read_status
 from .marts import as_mart_text, assert_marts_match, assert_same, assert_same_marts, snapshot
 from .spanner import oracle as spanner_oracle
 from .spanner import scenario as spanner_scenario
@@ -58,6 +58,28 @@ def files_per_cohort(pipeline: Pipeline, table: str) -> dict[int, int]:
     files = "count(distinct _metadata.file_path) as files"
     rows = pipeline.spark().sql(f"select key_cohort, {files} from {table} group by 1").collect()
     return {row.key_cohort: row.files for row in rows}
+
+
+def test_each_table_numbers_its_keys_once_across_runs_into_its_own_partitions(families_run):
+    """After the wave-by-wave runs, each source table's keys are numbered 1..n without a gap or
+    a repeat, though tables gained keys in several runs, and each key's partition is its table's
+    bucket and its number's group (docs/decisions/017)."""
+    per_table, buckets = table_reads.COHORTS_PER_TABLE, table_reads.TABLE_BUCKETS
+    expected_cohort = (
+        f"cast(pmod(xxhash64(source_system, source_table), {buckets}) * {per_table}"
+        f" + least(floor((key_seq - 1) / {KEYS_PER_PARTITION}), {per_table} - 1) as int)"
+    )
+    spark = families_run.pipeline.spark()
+    registry = spark.sql(
+        "select source_system, source_table, sort_array(collect_list(key_seq)) as numbers, "
+        "count(distinct first_landing_run) as runs, "
+        f"count_if(key_cohort != {expected_cohort}) as misplaced "
+        "from cdc_internal.int_cdc__key_registry group by source_system, source_table"
+    ).collect()
+    assert max(row.runs for row in registry) > 1
+    for row in registry:
+        assert row.numbers == list(range(1, len(row.numbers) + 1)), row
+        assert row.misplaced == 0, row
 
 
 def test_a_full_refresh_equals_the_incremental_runs_and_writes_each_key_cohort_once(
