@@ -12,13 +12,7 @@
 {#- Every decoding model's rejected rows, a branch per model of the registry
     (`source_families`, python_udfs/families.py), of the families this build processes. -#}
 {%- set processed_through = landing_runs_processed() %}
-{%- set in_build = families_in_build() %}
-{%- set decoded = [] %}
-{%- for item in source_families('decoded').split(',') %}
-    {%- if in_build is none or item.split(':')[0] in in_build %}
-        {%- do decoded.append(item) %}
-    {%- endif %}
-{%- endfor %}
+{%- set decoded = built_source_families('decoded') %}
 
 with
 {%- for item in decoded %}

@@ -21,49 +21,15 @@
     last seen. A column added upstream starts after its table; one dropped stops being seen; one
     retyped gets a row per type. Rows of a source that carries no types (Datastream JSON,
     Debezium without the schema envelope) name the columns only. A run reads only the landing
-    runs after the newest it has seen. -#}
+    runs after the newest it has seen, of the families its build processes. -#}
 {%- set seen_through = max_processed(this, 'last_seen_landing_run') if is_incremental() else -1 %}
+{%- set typed_changes = built_source_families('typed_changes') %}
+{%- set own_column_types = built_source_families('own_column_types') %}
 
-with spanner_typed_rows as (
-    -- Data change records name the columns they carry; a snapshot header names every column.
-    select
-        source_name,
-        source_table,
-        column_types,
-        error,
-        landing_run
-    from {{ ref('int_spanner__records') }}
-    where record_kind = 'data_change'
-    union all
-    select
-        source_name,
-        source_table,
-        column_types,
-        error,
-        landing_run
-    from {{ ref('int_spanner__snapshot_headers') }}
-),
-
-spanner_schemas as (
-    select
-        'spanner' as source_system,
-        source_name,
-        source_table,
-        column_types,
-        cast(null as array<string>) as column_names,
-        min(landing_run) as first_seen_landing_run,
-        max(landing_run) as last_seen_landing_run
-    from spanner_typed_rows
-    where
-        landing_run > {{ seen_through }}
-        and error is null
-        and column_types is not null
-    group by source_name, source_table, column_types
-),
-
--- A family that names its types on every decoded change (`source_families`).
-change_events as (
-    {%- for item in source_families('typed_changes').split(',') %}
+-- A family that names its types on every decoded change (`source_families`), of the families
+-- this build processes.
+with change_events as (
+    {%- for item in typed_changes %}
         {%- set family, model = item.split(':') %}
         select
             '{{ family }}' as source_system,
@@ -82,6 +48,16 @@ change_events as (
             union all
         {%- endif %}
     {%- endfor %}
+    {%- if not typed_changes %}
+        select
+            cast(null as string) as source_system,
+            cast(null as string) as source_name,
+            cast(null as string) as source_table,
+            cast(null as string) as column_types,
+            cast(null as map<string, string>) as row_image,
+            cast(null as bigint) as landing_run
+        where false
+    {%- endif %}
 ),
 
 -- Events without types name their columns by their image's keys.
@@ -105,51 +81,95 @@ event_schemas as (
     group by source_system, source_name, source_table, column_types, column_names
 ),
 
-pgoutput_typed_rows as (
-    -- Relation messages name a table's columns and types, as a snapshot header does.
-    select
-        source_name,
-        concat_ws(
-            '.',
-            get_json_object(relation_json, '$.namespace'),
-            get_json_object(relation_json, '$.name')
-        ) as source_table,
-        column_types,
-        error,
-        landing_run
-    from {{ ref('int_pgoutput__messages') }}
-    where kind = 'relation'
-    union all
-    select
-        source_name,
-        source_table,
-        column_types,
-        error,
-        landing_run
-    from {{ ref('int_pgoutput__snapshot_headers') }}
-),
+{%- if 'spanner' in own_column_types %}
 
-pgoutput_schemas as (
-    select
-        'pgoutput' as source_system,
-        source_name,
-        source_table,
-        column_types,
-        cast(null as array<string>) as column_names,
-        min(landing_run) as first_seen_landing_run,
-        max(landing_run) as last_seen_landing_run
-    from pgoutput_typed_rows
-    where
-        landing_run > {{ seen_through }}
-        and error is null
-        and column_types is not null
-    group by source_name, source_table, column_types
-),
+    spanner_typed_rows as (
+        -- Data change records name the columns they carry; a snapshot header names every column.
+        select
+            source_name,
+            source_table,
+            column_types,
+            error,
+            landing_run
+        from {{ ref('int_spanner__records') }}
+        where record_kind = 'data_change'
+        union all
+        select
+            source_name,
+            source_table,
+            column_types,
+            error,
+            landing_run
+        from {{ ref('int_spanner__snapshot_headers') }}
+    ),
+
+    spanner_schemas as (
+        select
+            'spanner' as source_system,
+            source_name,
+            source_table,
+            column_types,
+            cast(null as array<string>) as column_names,
+            min(landing_run) as first_seen_landing_run,
+            max(landing_run) as last_seen_landing_run
+        from spanner_typed_rows
+        where
+            landing_run > {{ seen_through }}
+            and error is null
+            and column_types is not null
+        group by source_name, source_table, column_types
+    ),
+
+{%- endif %}
+{%- if 'pgoutput' in own_column_types %}
+
+    pgoutput_typed_rows as (
+        -- Relation messages name a table's columns and types, as a snapshot header does.
+        select
+            source_name,
+            concat_ws(
+                '.',
+                get_json_object(relation_json, '$.namespace'),
+                get_json_object(relation_json, '$.name')
+            ) as source_table,
+            column_types,
+            error,
+            landing_run
+        from {{ ref('int_pgoutput__messages') }}
+        where kind = 'relation'
+        union all
+        select
+            source_name,
+            source_table,
+            column_types,
+            error,
+            landing_run
+        from {{ ref('int_pgoutput__snapshot_headers') }}
+    ),
+
+    pgoutput_schemas as (
+        select
+            'pgoutput' as source_system,
+            source_name,
+            source_table,
+            column_types,
+            cast(null as array<string>) as column_names,
+            min(landing_run) as first_seen_landing_run,
+            max(landing_run) as last_seen_landing_run
+        from pgoutput_typed_rows
+        where
+            landing_run > {{ seen_through }}
+            and error is null
+            and column_types is not null
+        group by source_name, source_table, column_types
+    ),
+
+{%- endif %}
 
 -- The others read theirs in a CTE of their own, `<family>_schemas`.
 new_schemas as (
     select * from event_schemas
-    {%- for family in source_families('own_column_types').split(',') %}
+    {%- for family in own_column_types %}
         union all
         select * from {{ family }}_schemas
     {%- endfor %}

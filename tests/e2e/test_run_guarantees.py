@@ -224,7 +224,15 @@ def reference(java_available, tmp_path_factory) -> dict[str, Any]:
     return {
         **warehouse_facts(pipeline),
         "built": built_nodes(pipeline),
-        "quarantine_reads": tables_read(pipeline, "marts/cdc_quarantine.sql"),
+        "union_reads": {
+            model: tables_read(pipeline, f"marts/{model}.sql")
+            for model in ("cdc_quarantine", "cdc_source_columns")
+        },
+        "new_changes": {
+            model: new_changes_filter(pipeline, f"intermediate/cdc/{model}.sql")
+            for model in ("int_cdc__key_registry", "int_cdc__change_log")
+        },
+        "pipeline": pipeline,
     }
 
 
@@ -233,6 +241,17 @@ def tables_read(pipeline: Pipeline, model: str) -> set[str]:
     it."""
     compiled = pipeline.warehouse_dir / "_dbt/target/compiled/cdc_warehouse/models" / model
     return set(re.findall(r"cdc_internal\.(\w+)", compiled.read_text()))
+
+
+def new_changes_filter(pipeline: Pipeline, model: str) -> str:
+    """The condition on `model`'s read of every family's changes, as the last build compiled
+    it."""
+    compiled = pipeline.warehouse_dir / "_dbt/target/compiled/cdc_warehouse/models" / model
+    read = re.search(
+        r"from cdc_internal\.int_cdc__source_changes\s+where (.*)", compiled.read_text()
+    )
+    assert read, model
+    return read.group(1).strip()
 
 
 def start_reader(pipeline: Pipeline) -> tuple[subprocess.Popen, Path, Path]:
@@ -373,12 +392,30 @@ def test_a_run_builds_only_the_families_with_new_lines(reference, interrupted, r
     assert not built & {"int_spanner__records", "int_datastream__events", "cdc_spanner_streams"}
 
 
-def test_the_quarantine_reads_only_the_families_with_new_lines(reference):
-    """The others' rejected lines were all read by the build before (their marts equal those
-    of a full refresh: test_a_parquet_warehouse_becomes_delta_without_landing_again)."""
-    reads = reference["quarantine_reads"]
+@pytest.mark.parametrize("model", ["cdc_quarantine", "cdc_source_columns"])
+def test_the_models_that_union_families_read_only_those_with_new_lines(reference, model):
+    """The others' rows were all read by the build before (their marts equal those of a full
+    refresh: test_a_parquet_warehouse_becomes_delta_without_landing_again)."""
+    reads = reference["union_reads"][model]
     assert {"int_debezium__events", "int_pgoutput__messages"} <= reads
     assert not {name for name in reads if name.startswith(("int_spanner", "int_datastream"))}
+
+
+@pytest.mark.parametrize("model", ["int_cdc__key_registry", "int_cdc__change_log"])
+def test_the_change_log_reads_only_the_families_with_new_lines(reference, model):
+    """On the view of every family's changes, the filter leaves the other families' branches
+    out of the plan, so their tables are not read."""
+    condition = reference["new_changes"][model]
+    assert condition.endswith("and source_system in ('debezium', 'pgoutput')")
+    plan = (
+        reference["pipeline"]
+        .spark()
+        .sql(f"explain select * from cdc_internal.int_cdc__source_changes where {condition}")
+        .first()[0]
+    )
+    scanned = set(re.findall(r"Scan \S+ spark_catalog\.cdc_internal\.(\w+)", plan))
+    assert {"int_debezium__changes", "int_pgoutput__changes"} <= scanned
+    assert not {name for name in scanned if name.startswith(("int_spanner", "int_datastream"))}
 
 
 def test_a_reader_sees_the_state_before_or_after_a_run_never_a_mix(interrupted):

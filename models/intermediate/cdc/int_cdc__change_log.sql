@@ -7,8 +7,9 @@
 {%- set processed_through = max_processed(this, 'landing_run') if is_incremental() else -1 %}
 
 with new_changes as (
+    -- Only the families this build processes have changes since the last build.
     select * from {{ ref('int_cdc__source_changes') }}
-    where landing_run > {{ processed_through }}
+    where landing_run > {{ processed_through }} and {{ built_families_filter('source_system') }}
 ),
 
 key_registry as (

@@ -5,8 +5,9 @@
 {%- set seen_through = max_processed(this, 'first_landing_run') if is_incremental() else -1 %}
 
 with new_changes as (
+    -- Only the families this build processes have changes since the last build.
     select * from {{ ref('int_cdc__source_changes') }}
-    where landing_run > {{ seen_through }}
+    where landing_run > {{ seen_through }} and {{ built_families_filter('source_system') }}
 ),
 
 new_keys as (
