@@ -23,6 +23,7 @@ from cdc_warehouse.class_archive import CLASS_ARCHIVE
 from cdc_warehouse.files import replace_text
 from cdc_warehouse.settings import (
     ALWAYS_BUILD,
+    INTERPRETED_MAX_LINES,
     METRICS_FILE,
     SPARK_UI,
     SPARK_UI_HOST,
@@ -30,7 +31,15 @@ from cdc_warehouse.settings import (
 )
 
 # Settings that change how a build runs or is watched, not what it writes.
-RESULT_NEUTRAL = {ALWAYS_BUILD, CLASS_ARCHIVE, SPARK_UI, SPARK_UI_PORT, SPARK_UI_HOST, METRICS_FILE}
+RESULT_NEUTRAL = {
+    ALWAYS_BUILD,
+    CLASS_ARCHIVE,
+    SPARK_UI,
+    SPARK_UI_PORT,
+    SPARK_UI_HOST,
+    METRICS_FILE,
+    INTERPRETED_MAX_LINES,
+}
 # What dbt reads from the project directory (dbt_project.yml's paths), and the UDFs' code.
 PROJECT_INPUTS = (
     "dbt_project.yml",

@@ -37,6 +37,8 @@ PARTIAL_LINE_WAIT = "CDC_PARTIAL_LINE_WAIT_SECONDS"
 # The Thrift server serves this machine only unless told otherwise.
 DEFAULT_THRIFT_HOST = "127.0.0.1"
 DEFAULT_PARTIAL_LINE_WAIT_SECONDS = 300
+INTERPRETED_MAX_LINES = "CDC_INTERPRETED_MAX_LINES"
+DEFAULT_INTERPRETED_MAX_LINES = 20000
 # The Spark UI: off unless asked for; when on, it serves this machine only unless told otherwise.
 SPARK_UI = "CDC_SPARK_UI"
 SPARK_UI_PORT = "CDC_SPARK_UI_PORT"
@@ -129,6 +131,9 @@ class Settings:
     sql_conf: tuple[tuple[str, str], ...] = ()
     # CDC_PARTIAL_LINE_WAIT_SECONDS: how long an unchanged file's unfinished last line waits.
     partial_line_wait_seconds: int = DEFAULT_PARTIAL_LINE_WAIT_SECONDS
+    # CDC_INTERPRETED_MAX_LINES: `cdcw run` builds this few new lines or fewer without code
+    # generation (0: never).
+    interpreted_max_lines: int = DEFAULT_INTERPRETED_MAX_LINES
     # CDC_SPARK_UI: the driver serves the Spark UI.
     spark_ui: bool = False
     # CDC_SPARK_UI_PORT: its port (the next free one above when taken).
@@ -304,6 +309,15 @@ def _partial_line_wait_seconds(value: str) -> int:
     return int(text)
 
 
+def _interpreted_max_lines(value: str) -> int:
+    text = value.strip() or str(DEFAULT_INTERPRETED_MAX_LINES)
+    if not text.isdigit():
+        raise SettingsError(
+            f"{INTERPRETED_MAX_LINES} must be a whole number of lines, not {value!r}"
+        )
+    return int(text)
+
+
 def _sql_conf(value: str) -> tuple[tuple[str, str], ...]:
     """`key=value` pairs separated by `;`, e.g. `spark.sql.shuffle.partitions=200`."""
     pairs = []
@@ -393,6 +407,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         retention_hours=_retention_hours(env.get(RETENTION_HOURS, "")),
         sql_conf=_sql_conf(env.get(SQL_CONF_SETTING, "")),
         partial_line_wait_seconds=_partial_line_wait_seconds(env.get(PARTIAL_LINE_WAIT, "")),
+        interpreted_max_lines=_interpreted_max_lines(env.get(INTERPRETED_MAX_LINES, "")),
         spark_ui=spark_ui,
         spark_ui_port=_spark_ui_port(env.get(SPARK_UI_PORT, "")),
         spark_ui_host=ui_host,
@@ -516,6 +531,14 @@ DESCRIBED_SETTINGS = (
         f"`{DEFAULT_PARTIAL_LINE_WAIT_SECONDS}`",
         "a `*.jsonl` file's last line without a newline waits as being written until the file "
         "has not changed for this long, then lands as it is",
+    ),
+    SettingDoc(
+        INTERPRETED_MAX_LINES,
+        f"`{DEFAULT_INTERPRETED_MAX_LINES}`",
+        "`cdcw run` builds this many new lines or fewer with Spark's interpreted expressions, "
+        "no code generation: compiling each query's code costs more than it saves on few rows "
+        "(docs/decisions/018). Only when its last successful build, of the same project and "
+        "arguments, went through the landing run before; `0`: never",
     ),
     SettingDoc(
         RETENTION_HOURS,

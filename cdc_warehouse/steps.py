@@ -317,6 +317,36 @@ def without_unit_tests(build_args: Sequence[str]) -> list[str]:
     return [*build_args, "--exclude-resource-type", "unit_test"]
 
 
+# Spark's settings for a build of few rows: expressions interpreted, no code generated and
+# compiled for each query (docs/decisions/018).
+INTERPRETED_EXECUTION = {
+    "spark.sql.codegen.wholeStage": "false",
+    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+}
+
+
+def builds_few_lines(
+    last: build_record.BuildRecord | None,
+    digest: str,
+    report: LandingReport,
+    build_args: Sequence[str],
+    settings: Settings,
+) -> bool:
+    """Whether the build reads no more than the run's new lines, and those are few: its last
+    successful build, of the same project and arguments (so no model is new), went through the
+    landing run before this one. Not for a full refresh, nor when CDC_SQL_CONF sets code
+    generation itself."""
+    return (
+        last is not None
+        and last.fingerprint == digest
+        and last.landing_run >= report.landing_run - 1
+        and "--full-refresh" not in build_args
+        and settings.interpreted_max_lines > 0
+        and report.lines <= settings.interpreted_max_lines
+        and not any(key in INTERPRETED_EXECUTION for key, _ in settings.sql_conf)
+    )
+
+
 def build(
     spark,
     build_args: Sequence[str],
@@ -324,18 +354,22 @@ def build(
     tested_through_run: int | None,
     families: Sequence[Family] | None = None,
     processed_through: int | None = None,
+    interpreted: bool = False,
 ) -> bool:
     """`dbt build` as the scheduled job runs it; the marts' tests read the rows of landing runs
     after `tested_through_run` (None: every row), the models that union the families read those
     of `families` (None: all), the models whose rows are rare read lines after
-    `processed_through` at most (None: after their newest row)."""
+    `processed_through` at most (None: after their newest row); `interpreted`: with
+    INTERPRETED_EXECUTION."""
     from_run = tested_from_run(tested_through_run, build_args, settings.test_every_row)
     chosen = None if families is None else ",".join(family.name for family in families)
-    settings_told = {
+    settings_told: dict[str, str | None] = {
         TEST_SCOPE_SETTING: None if from_run is None else str(from_run),
         BUILD_FAMILIES_SETTING: chosen,
         BUILT_THROUGH_SETTING: None if processed_through is None else str(processed_through),
     }
+    if interpreted:
+        settings_told.update(INTERPRETED_EXECUTION)
     for name, value in settings_told.items():
         set_session_setting(spark, name, value)
     try:
@@ -419,7 +453,9 @@ def build_new_landings(
     families = families_to_build(spark, settings, last, digest, build_args)
     chosen = [*build_args, *family_selection(families)]
     floor = processed_floor(last, digest, build_args)
-    if not build(spark, chosen, settings, tested_through(spark, settings, last), families, floor):
+    interpreted = builds_few_lines(last, digest, report, build_args, settings)
+    tested = tested_through(spark, settings, last)
+    if not build(spark, chosen, settings, tested, families, floor, interpreted):
         return False
     build_versions.record_rebuild(spark, settings, build_args)
     build_record.write(settings.dbt_dir, report.newest_run, digest)

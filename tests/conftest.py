@@ -14,23 +14,23 @@ from typing import Any
 import pytest
 from xdist.scheduler import LoadScopeScheduling
 
+from cdc_warehouse.steps import INTERPRETED_EXECUTION
+
 # The suite's JVMs (one per worker, the benchmark's children) neither write a class archive into
 # the user's cache nor map one from there; tests/e2e/test_class_archive.py sets its own.
 os.environ["CDC_CLASS_ARCHIVE"] = "off"
 # The suite's tables hold a few thousand rows: Spark runs its plans without whole-stage code
 # generation and interprets its expressions, which costs the suite's JVMs (and their JIT
 # compilers) less CPU per build than generating and compiling code per query and per task
-# (docs/benchmarks/journal.md). Their shuffles start with 4 partitions, not the project's 64
-# (sized for a large build's last stage): on 2 cores a small build's every shuffle otherwise
-# writes and reads 64 map outputs per task before adaptive execution coalesces them. Tests of
-# what the 64 guard keep it (test_all_families.py). The benchmark keeps the project's settings.
+# (docs/benchmarks/journal.md); the settings a `cdcw run` of few new lines builds with
+# (steps.INTERPRETED_EXECUTION, docs/decisions/018), so every scenario proves them. Their
+# shuffles start with 4 partitions, not the project's 64 (sized for a large build's last stage):
+# on 2 cores a small build's every shuffle otherwise writes and reads 64 map outputs per task
+# before adaptive execution coalesces them. Tests of what the 64 guard keep it
+# (test_all_families.py). The benchmark keeps the project's settings.
 SUITE_SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions=4"
 os.environ["CDC_SQL_CONF"] = ";".join(
-    [
-        "spark.sql.codegen.wholeStage=false",
-        "spark.sql.codegen.factoryMode=NO_CODEGEN",
-        SUITE_SHUFFLE_PARTITIONS,
-    ]
+    [*(f"{key}={value}" for key, value in INTERPRETED_EXECUTION.items()), SUITE_SHUFFLE_PARTITIONS]
 )
 # Most of the suite's JVMs live for one small run (the killed and resumed runs, the cluster
 # modes, the benchmark's phases): their C2 compiler takes a method only once it has been called

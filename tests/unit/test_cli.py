@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from cdc_warehouse import build_record, cli, steps
+from cdc_warehouse.landing import LandingReport
 from cdc_warehouse.settings import (
     PROJECT_DIR,
     RebuildNeeded,
@@ -273,6 +274,31 @@ def test_the_processed_floor_is_the_last_like_build_s_landing_run():
     assert steps.processed_floor(None, "same", []) is None
     assert steps.processed_floor(record, "changed", []) is None
     assert steps.processed_floor(record, "same", ["--full-refresh"]) is None
+
+
+def test_a_build_of_few_new_lines_after_a_like_build_runs_interpreted(tmp_path):
+    """Only when the build reads no more than this run's lines: the last successful build, of
+    the same project and arguments, went through the landing run before; not for a full
+    refresh, more lines than the setting allows, or code generation chosen in CDC_SQL_CONF."""
+    record = build_record.BuildRecord(landing_run=3, fingerprint="same", finished_at="then")
+    settings = load_settings({"CDC_WAREHOUSE_DIR": str(tmp_path)})
+    few = LandingReport(landing_run=4, files=1, lines=settings.interpreted_max_lines, unread=())
+    assert steps.builds_few_lines(record, "same", few, [], settings)
+    forced = LandingReport(landing_run=4, files=0, lines=0, unread=())
+    assert steps.builds_few_lines(record, "same", forced, [], settings)
+    assert not steps.builds_few_lines(None, "same", few, [], settings)
+    assert not steps.builds_few_lines(record, "changed", few, [], settings)
+    assert not steps.builds_few_lines(record, "same", few, ["--full-refresh"], settings)
+    catching_up = LandingReport(landing_run=5, files=1, lines=10, unread=())
+    assert not steps.builds_few_lines(record, "same", catching_up, [], settings)
+    many = LandingReport(landing_run=4, files=1, lines=few.lines + 1, unread=())
+    assert not steps.builds_few_lines(record, "same", many, [], settings)
+    never = load_settings({"CDC_WAREHOUSE_DIR": str(tmp_path), "CDC_INTERPRETED_MAX_LINES": "0"})
+    assert not steps.builds_few_lines(record, "same", forced, [], never)
+    chosen = load_settings(
+        {"CDC_WAREHOUSE_DIR": str(tmp_path), "CDC_SQL_CONF": "spark.sql.codegen.wholeStage=true"}
+    )
+    assert not steps.builds_few_lines(record, "same", few, [], chosen)
 
 
 def test_a_build_chooses_its_families_only_after_a_like_build(tmp_path):

@@ -307,6 +307,14 @@ def test_partial_line_wait_defaults_to_five_minutes_and_must_be_whole_seconds():
             load_settings({"CDC_PARTIAL_LINE_WAIT_SECONDS": value})
 
 
+def test_interpreted_builds_default_to_twenty_thousand_lines_and_must_be_whole_lines():
+    assert load_settings({}).interpreted_max_lines == 20000
+    assert load_settings({"CDC_INTERPRETED_MAX_LINES": "0"}).interpreted_max_lines == 0
+    for value in ("20k", "-1", "0.5"):
+        with pytest.raises(SettingsError, match="CDC_INTERPRETED_MAX_LINES must be a whole"):
+            load_settings({"CDC_INTERPRETED_MAX_LINES": value})
+
+
 def test_the_project_writes_tables_in_the_raw_internal_and_mart_databases():
     assert load_settings({}).table_schemas == ("cdc_raw", "cdc_internal", "default")
     settings = load_settings({"CDC_SCHEMA_PREFIX": "team_a_", "CDC_SCHEMA": "marts"})
