@@ -38,7 +38,7 @@ PARTIAL_LINE_WAIT = "CDC_PARTIAL_LINE_WAIT_SECONDS"
 DEFAULT_THRIFT_HOST = "127.0.0.1"
 DEFAULT_PARTIAL_LINE_WAIT_SECONDS = 300
 INTERPRETED_MAX_LINES = "CDC_INTERPRETED_MAX_LINES"
-DEFAULT_INTERPRETED_MAX_LINES = 20000
+DEFAULT_INTERPRETED_MAX_LINES = 0
 # The Spark UI: off unless asked for; when on, it serves this machine only unless told otherwise.
 SPARK_UI = "CDC_SPARK_UI"
 SPARK_UI_PORT = "CDC_SPARK_UI_PORT"
@@ -132,7 +132,7 @@ class Settings:
     # CDC_PARTIAL_LINE_WAIT_SECONDS: how long an unchanged file's unfinished last line waits.
     partial_line_wait_seconds: int = DEFAULT_PARTIAL_LINE_WAIT_SECONDS
     # CDC_INTERPRETED_MAX_LINES: `cdcw run` builds this few new lines or fewer without code
-    # generation (0: never).
+    # generation (0, the default: never; docs/decisions/018).
     interpreted_max_lines: int = DEFAULT_INTERPRETED_MAX_LINES
     # CDC_SPARK_UI: the driver serves the Spark UI.
     spark_ui: bool = False
@@ -536,9 +536,10 @@ DESCRIBED_SETTINGS = (
         INTERPRETED_MAX_LINES,
         f"`{DEFAULT_INTERPRETED_MAX_LINES}`",
         "`cdcw run` builds this many new lines or fewer with Spark's interpreted expressions, "
-        "no code generation: compiling each query's code costs more than it saves on few rows "
-        "(docs/decisions/018). Only when its last successful build, of the same project and "
-        "arguments, went through the landing run before; `0`: never",
+        "no code generation, when its last successful build, of the same project and arguments, "
+        "went through the landing run before; `0`: never. It pays on a small warehouse, where "
+        "compiling each query's code costs more than it saves; a large one's builds read whole "
+        "partitions of the marts, where generated code wins (docs/decisions/018)",
     ),
     SettingDoc(
         RETENTION_HOURS,

@@ -307,9 +307,9 @@ def test_partial_line_wait_defaults_to_five_minutes_and_must_be_whole_seconds():
             load_settings({"CDC_PARTIAL_LINE_WAIT_SECONDS": value})
 
 
-def test_interpreted_builds_default_to_twenty_thousand_lines_and_must_be_whole_lines():
-    assert load_settings({}).interpreted_max_lines == 20000
-    assert load_settings({"CDC_INTERPRETED_MAX_LINES": "0"}).interpreted_max_lines == 0
+def test_interpreted_builds_are_off_by_default_and_must_be_whole_lines():
+    assert load_settings({}).interpreted_max_lines == 0
+    assert load_settings({"CDC_INTERPRETED_MAX_LINES": "20000"}).interpreted_max_lines == 20000
     for value in ("20k", "-1", "0.5"):
         with pytest.raises(SettingsError, match="CDC_INTERPRETED_MAX_LINES must be a whole"):
             load_settings({"CDC_INTERPRETED_MAX_LINES": value})
