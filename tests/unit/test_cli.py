@@ -282,9 +282,8 @@ def test_a_build_of_few_new_lines_after_a_like_build_runs_interpreted(tmp_path):
     refresh, more lines than the setting allows (none by default), or code generation chosen in
     CDC_SQL_CONF."""
     record = build_record.BuildRecord(landing_run=3, fingerprint="same", finished_at="then")
-    settings = load_settings(
-        {"CDC_WAREHOUSE_DIR": str(tmp_path), "CDC_INTERPRETED_MAX_LINES": "20000"}
-    )
+    allowed = {"CDC_WAREHOUSE_DIR": str(tmp_path), "CDC_INTERPRETED_MAX_LINES": "20000"}
+    settings = load_settings(allowed)
     few = LandingReport(landing_run=4, files=1, lines=settings.interpreted_max_lines, unread=())
     assert steps.builds_few_lines(record, "same", few, [], settings)
     forced = LandingReport(landing_run=4, files=0, lines=0, unread=())
@@ -300,13 +299,7 @@ def test_a_build_of_few_new_lines_after_a_like_build_runs_interpreted(tmp_path):
     assert not steps.builds_few_lines(record, "same", forced, [], never)
     by_default = load_settings({"CDC_WAREHOUSE_DIR": str(tmp_path)})
     assert not steps.builds_few_lines(record, "same", forced, [], by_default)
-    chosen = load_settings(
-        {
-            "CDC_WAREHOUSE_DIR": str(tmp_path),
-            "CDC_INTERPRETED_MAX_LINES": "20000",
-            "CDC_SQL_CONF": "spark.sql.codegen.wholeStage=true",
-        }
-    )
+    chosen = load_settings({**allowed, "CDC_SQL_CONF": "spark.sql.codegen.wholeStage=true"})
     assert not steps.builds_few_lines(record, "same", few, [], chosen)
 
 
