@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,15 +59,29 @@ KEY_SET_HINTS = tuple(
 
 
 def compiled_hinted_sql(pipeline: Pipeline) -> str:
-    """The SQL the last dbt command compiled for HINTED_MODELS."""
-    compiled = pipeline.warehouse_dir / "_dbt" / "target" / "compiled" / "cdc_warehouse" / "models"
+    """The SQL the last dbt command compiled for HINTED_MODELS, and the queries it cached for
+    them at compile time (`cached_view`: dbt logs those, its compiled files hold the models' own
+    SQL only)."""
+    dbt_dir = pipeline.warehouse_dir / "_dbt"
+    compiled = dbt_dir / "target" / "compiled" / "cdc_warehouse" / "models"
+    log = (dbt_dir / "logs" / "dbt.log").read_text(errors="replace")
+    last_command = log[log.rindex("Running with dbt=") :]
     return "".join(
-        (compiled / folder / f"{model}.sql").read_text()
-        for folder, model in (
-            ("marts", "cdc_current"),
-            ("marts", "cdc_history"),
-            ("intermediate/cdc", "int_cdc__key_successions"),
-        )
+        [
+            *(
+                (compiled / folder / f"{model}.sql").read_text()
+                for folder, model in (
+                    ("marts", "cdc_current"),
+                    ("marts", "cdc_history"),
+                    ("intermediate/cdc", "int_cdc__key_successions"),
+                )
+            ),
+            *re.findall(
+                r"cache table int_cdc__key_successions__links .*?(?=\n\S*\d\d:\d\d:\d\d\.\d+ \[)",
+                last_command,
+                re.S,
+            ),
+        ]
     )
 
 
