@@ -22,7 +22,6 @@
     count_rows(ref('int_cdc__change_log'), 'landing_run > ' ~ processed_through)
 ) if is_incremental() else '' %}
 
-
 {#- The chains are walked one change further back at a time, each step a join with the single
     changes, as deep as the longest chain: the run finds that depth first, with queries on the
     cached single changes (a walk ends, since positions fall along a chain; no chain is deeper
