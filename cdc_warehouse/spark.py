@@ -53,10 +53,6 @@ SQL_CONF = {
     # Delta reads a table's log into this many partitions before each query and write: its
     # default (50) is meant for long logs; a few log files need a few tasks.
     "spark.databricks.delta.snapshotPartitions": "2",
-    # A primary key may change any number of times: int_cdc__key_successions follows each chain
-    # to its start with a recursive query, which Spark would otherwise stop at 100 levels.
-    "spark.sql.cteRecursionLevelLimit": "-1",
-    "spark.sql.cteRecursionRowLimit": "-1",
     # VACUUM lists files with this many tasks (Spark's default, 10000, is meant for clusters).
     "spark.sql.sources.parallelPartitionDiscovery.parallelism": "16",
 }

@@ -15,16 +15,30 @@
     only updates and inserts): one Delta MERGE that also deletes. With config
     `merge_deletes_flagged_rows`, a model's incremental query returns the rows it recomputed and
     the old rows that no longer exist, told apart by `flag_removed_rows`; matching rows that are
-    unchanged are not rewritten. With config `merge_null_safe_keys`, a NULL key column matches
-    NULL (a key that may be unknown, such as a column's source type). -#}
+    unchanged are not rewritten. With config `merge_source_holds_only_changes`, the model has
+    already left out the rows equal to the stored ones, so a match is updated with no
+    comparison, and the MERGE reads only the target's key columns (docs/decisions/006). A model
+    whose rows are few says so (`broadcast_merge_source`), and the MERGE broadcasts them. With
+    config `merge_null_safe_keys`, a NULL key column matches NULL (a key that may be unknown,
+    such as a column's source type). -#}
 {% macro spark__get_merge_sql(target, source, unique_key, dest_columns, incremental_predicates) -%}
     {%- set columns = adapter.get_columns_in_relation(target) | map(attribute='quoted') | list -%}
     {%- set keys = [unique_key] if unique_key is string else unique_key -%}
     {%- set removal_flag = 'is_removed' if config.get('merge_deletes_flagged_rows') else none -%}
     {%- set target_partitions = merged_target_partitions(model.get('compiled_code', '')) -%}
     {%- set key_equals = '<=>' if config.get('merge_null_safe_keys') else '=' -%}
+    {%- set columns_equal = [] -%}
+    {%- for column in columns -%}
+        {%- do columns_equal.append('target.' ~ column ~ ' <=> source.' ~ column) -%}
+    {%- endfor -%}
+    {%- set unchanged_match_skipped = '' if config.get('merge_source_holds_only_changes')
+        else ' and not (' ~ columns_equal | join(' and ') ~ ')' -%}
     merge into {{ target }} as target
-    using {{ source }} as source
+    {%- if merge_source_is_broadcast(model.get('compiled_code', '')) %}
+        using (select /*+ broadcast(merge_source) */ * from {{ source }} as merge_source) as source
+    {%- else %}
+        using {{ source }} as source
+    {%- endif %}
         on
     {%- for key in keys %}
             target.{{ key }} {{ key_equals }} source.{{ key }}{{ " and" if not loop.last }}
@@ -35,11 +49,7 @@
     {%- if removal_flag %}
         when matched and source.{{ removal_flag }} then delete
     {%- endif %}
-    when matched and not (
-    {%- for column in columns %}
-            target.{{ column }} <=> source.{{ column }}{{ " and" if not loop.last }}
-    {%- endfor %}
-    ) then update set
+    when matched {{- unchanged_match_skipped }} then update set
     {%- for column in columns %}
         {{ column }} = source.{{ column }}{{ "," if not loop.last }}
     {%- endfor %}

@@ -4,6 +4,7 @@
         incremental_strategy='merge',
         unique_key=['source_system', 'source_name', 'source_table', 'key_json'],
         merge_deletes_flagged_rows=true,
+        merge_source_holds_only_changes=true,
         partition_by=['key_cohort'],
         tblproperties={'delta.enableDeletionVectors': 'true'},
         post_hook=[
@@ -25,11 +26,16 @@
 {%- set processed_through = mart_watermark(this, 'last_landing_run') if is_incremental() else -1 %}
 {#- It reads every row of cdc_history it has not processed, so it processes what that has. -#}
 {%- do record_watermark(mart_watermark(ref('cdc_history'), 'last_landing_run')) %}
-{%- set touched = distinct_values(
-    ref('cdc_history'), 'key_cohort', 'last_landing_run > ' ~ processed_through
-) if is_incremental() else [] %}
+{%- set touched = [] %}
+{%- if is_incremental() %}
+    {%- set recomputed = 'last_landing_run > ' ~ processed_through %}
+    {%- set touched = distinct_values(ref('cdc_history'), 'key_cohort', recomputed) %}
+    {#- At most one row merged per recomputed version. -#}
+    {%- set recomputed_version_count = count_rows(ref('cdc_history'), recomputed) %}
+{%- endif %}
 
 {{ merge_only_into_partitions('key_cohort', touched) }}
+{{ broadcast_merge_source(recomputed_version_count) if is_incremental() }}
 with recomputed_versions as (
     select * from {{ ref('cdc_history') }}
     where last_landing_run > {{ processed_through }}
@@ -75,8 +81,50 @@ open_versions as (
         )
     ),
 
-    final as (
+    flagged_rows as (
         {{ flag_removed_rows('open_versions', 'closed_keys') }}
+    ),
+
+    stored_rows as (
+        -- The stored rows of the merged keys, whole: a row is compared with its stored one
+        -- here, so the MERGE reads no more of the target than its key.
+        select previous.*
+        from {{ this }} as previous
+        where
+            {{ in_values('previous.key_cohort', touched) }}
+            and exists (
+                select {{ broadcast_hint('recomputed_versions', recomputed_version_count) }} 1
+                from recomputed_versions
+                where {{ same_key('recomputed_versions', 'previous') }}
+            )
+    ),
+
+    merged_rows as (
+        -- A live key's row is written unless it equals its stored one; a closed key's is
+        -- deleted where it is stored.
+        select flagged_rows.*
+        from flagged_rows
+        left join stored_rows
+            on {{ same_key('flagged_rows', 'stored_rows') }}
+        where
+            case
+                when flagged_rows.is_removed then stored_rows.key_json is not null
+                else
+                    stored_rows.key_json is null
+                    or not (
+                        flagged_rows.row_json <=> stored_rows.row_json
+                        and flagged_rows.unavailable_columns <=> stored_rows.unavailable_columns
+                        and flagged_rows.last_op <=> stored_rows.last_op
+                        and flagged_rows.last_committed_at <=> stored_rows.last_committed_at
+                        and flagged_rows.sort_key <=> stored_rows.sort_key
+                        and flagged_rows.last_landing_run <=> stored_rows.last_landing_run
+                        and flagged_rows.key_cohort <=> stored_rows.key_cohort
+                    )
+            end
+    ),
+
+    final as (
+        select * from merged_rows
     )
 {%- else %}
 

@@ -7,6 +7,7 @@
         incremental_strategy='merge',
         unique_key=['source_system', 'source_name', 'source_table', 'key_json', 'sort_key'],
         merge_deletes_flagged_rows=true,
+        merge_source_holds_only_changes=true,
         partition_by=['key_cohort'],
         tblproperties={'delta.enableDeletionVectors': 'true'},
         post_hook=[
@@ -66,11 +67,15 @@
     {%- do record_watermark(
         [processed_through, max_processed(sorted_changes, 'last_landing_run')] | max
     ) %}
+    {#- The rows merged: recomputed versions and stored versions of the same keys, each at most
+        one per sorted change. -#}
+    {%- set merged_rows_bound = 2 * count_rows(sorted_changes, 'true') %}
 {%- else %}
     {%- do record_watermark(max_processed(ref('int_cdc__change_log'), 'landing_run')) %}
 {%- endif %}
 
 {{ merge_only_into_partitions('key_cohort', touched) }}
+{{ broadcast_merge_source(merged_rows_bound) if is_incremental() }}
 with key_successions as (
     {{ history_key_successions(changed_keys, touched, changed_keys_hint) }}
 ),
@@ -348,7 +353,8 @@ versions as (
 ),
 
 recomputed_versions as (
-    select
+    -- The table's columns, in its order.
+    select  -- noqa: ST06
         versions.source_system,
         versions.source_name,
         versions.source_table,
@@ -373,39 +379,60 @@ recomputed_versions as (
 
 {%- if is_incremental() %}
 
-    removed_versions as (
-        -- Versions of the recomputed keys that the recomputation no longer has. The MERGE
-        -- deletes them by their unique key, so only that is read of them.
-        select
-            previous.source_system,
-            previous.source_name,
-            previous.source_table,
-            previous.key_json,
-            cast(null as string) as row_json,
-            cast(null as array<string>) as unavailable_columns,
-            cast(null as string) as op,
-            cast(null as timestamp) as valid_from,
-            cast(null as timestamp) as valid_to,
-            cast(null as boolean) as is_current,
-            cast(null as boolean) as closed_by_delete,
-            previous.sort_key,
-            cast(null as timestamp) as committed_at,
-            cast(null as bigint) as last_landing_run,
-            previous.key_cohort
+    stored_versions as (
+        -- The stored versions of the recomputed keys, whole: a recomputed version is compared
+        -- with its stored one here, so the MERGE reads no more of the target than its key.
+        select previous.*
         from {{ this }} as previous
         where
             {{ in_values('previous.key_cohort', touched) }}
             and {{ key_is_changed('previous', changed_keys, changed_keys_hint) }}
-            and not exists (
-                select 1 from recomputed_versions
-                where
-                    {{ same_key('recomputed_versions', 'previous') }}
-                    and recomputed_versions.sort_key = previous.sort_key
+    ),
+
+    merged_versions as (
+        -- New and changed versions are written, versions the recomputation no longer has are
+        -- deleted by their unique key, versions equal to their stored ones are left out.
+        select
+            recomputed.row_json,
+            recomputed.unavailable_columns,
+            recomputed.op,
+            recomputed.valid_from,
+            recomputed.valid_to,
+            recomputed.is_current,
+            recomputed.closed_by_delete,
+            recomputed.committed_at,
+            recomputed.last_landing_run,
+            coalesce(recomputed.source_system, stored_version.source_system) as source_system,
+            coalesce(recomputed.source_name, stored_version.source_name) as source_name,
+            coalesce(recomputed.source_table, stored_version.source_table) as source_table,
+            coalesce(recomputed.key_json, stored_version.key_json) as key_json,
+            coalesce(recomputed.sort_key, stored_version.sort_key) as sort_key,
+            coalesce(recomputed.key_cohort, stored_version.key_cohort) as key_cohort,
+            recomputed.sort_key is null as is_removed
+        from recomputed_versions as recomputed
+        full outer join stored_versions as stored_version
+            on
+                {{ same_key('recomputed', 'stored_version') }}
+                and recomputed.sort_key = stored_version.sort_key
+        where
+            recomputed.sort_key is null
+            or stored_version.sort_key is null
+            or not (
+                recomputed.row_json <=> stored_version.row_json
+                and recomputed.unavailable_columns <=> stored_version.unavailable_columns
+                and recomputed.op <=> stored_version.op
+                and recomputed.valid_from <=> stored_version.valid_from
+                and recomputed.valid_to <=> stored_version.valid_to
+                and recomputed.is_current <=> stored_version.is_current
+                and recomputed.closed_by_delete <=> stored_version.closed_by_delete
+                and recomputed.committed_at <=> stored_version.committed_at
+                and recomputed.last_landing_run <=> stored_version.last_landing_run
+                and recomputed.key_cohort <=> stored_version.key_cohort
             )
     ),
 
     final as (
-        {{ flag_removed_rows('recomputed_versions', 'removed_versions') }}
+        select * from merged_versions
     )
 {%- else %}
 

@@ -112,6 +112,8 @@ class FamiliesRun:
     outputs: list[str]
     # What the unhinted run compiled for HINTED_MODELS.
     unhinted_sql: str
+    # The statements each run wrote each mart with (dbt's run files: a MERGE once incremental).
+    mart_writes: list[dict[str, str]]
 
     def family_snapshots(self, system: str) -> list[dict[str, list[dict[str, Any]]]]:
         """The family's rows after each of its own waves."""
@@ -120,6 +122,7 @@ class FamiliesRun:
 
 def run_families(pipeline: Pipeline) -> FamiliesRun:
     snapshots, statuses, freshness, outputs, unhinted_sql = [], [], [], [], ""
+    mart_writes = []
     for number in range(1, RUNS + 1):
         for waves in FAMILY_WAVES.values():
             if number <= len(waves):
@@ -136,4 +139,11 @@ def run_families(pipeline: Pipeline) -> FamiliesRun:
         snapshots.append(snapshot(pipeline))
         statuses.append(read_status(pipeline))
         freshness.append(pipeline.rows(FRESHNESS))
-    return FamiliesRun(pipeline, snapshots, statuses, freshness, outputs, unhinted_sql)
+        mart_writes.append(written_marts(pipeline))
+    return FamiliesRun(pipeline, snapshots, statuses, freshness, outputs, unhinted_sql, mart_writes)
+
+
+def written_marts(pipeline: Pipeline) -> dict[str, str]:
+    """The statements the last run wrote cdc_history and cdc_current with."""
+    run_dir = pipeline.warehouse_dir / "_dbt/target/run/cdc_warehouse/models/marts"
+    return {mart: (run_dir / f"{mart}.sql").read_text() for mart in ("cdc_history", "cdc_current")}

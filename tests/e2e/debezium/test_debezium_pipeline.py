@@ -61,9 +61,15 @@ def test_some_values_stay_unknown_rather_than_null(waves_run):
 
 def test_the_unhinted_run_joined_without_broadcast_hints(families_run):
     """The run that gave the last wave's marts compared above joined the recomputed keys as a
-    large backfill does (cdc_broadcast_max_rows 0); under the default limit the hints are back."""
+    large backfill does (cdc_broadcast_max_rows 0); under the default limit the hints are back.
+    The run before it broadcast each mart's MERGE source (macros/utils/broadcast_merge_source.sql);
+    the unhinted one did not."""
     assert len(WAVES) == UNHINTED_RUN
     assert not [hint for hint in KEY_SET_HINTS if hint in families_run.unhinted_sql]
+    for number, hinted in ((UNHINTED_RUN - 1, True), (UNHINTED_RUN, False)):
+        for mart, statement in families_run.mart_writes[number - 1].items():
+            assert f"merge into default.{mart} as target" in statement, (number, mart)
+            assert ("broadcast(merge_source)" in statement) == hinted, (number, mart)
     pipeline = families_run.pipeline
     assert pipeline.cdcw("dbt", "compile", "--select", *HINTED_MODELS, *DBT_VARS) == 0
     compiled = compiled_hinted_sql(pipeline)
