@@ -18,23 +18,23 @@
     unchanged are not rewritten. With config `merge_source_holds_only_changes`, the model has
     already left out the rows equal to the stored ones, so a match is updated with no
     comparison, and the MERGE reads only the target's key columns (docs/decisions/006). A model
-    whose rows are few says so (`broadcast_merge_source`), and the MERGE broadcasts them. With
+    whose rows are few says so (`broadcast_merge_source`), and the MERGE broadcasts them; one
+    that names the partitions or keys its rows lie in (`merge_only_into_partitions`,
+    `merge_only_into_keys`) has the MERGE read only those target rows. With
     config `merge_null_safe_keys`, a NULL key column matches NULL (a key that may be unknown,
     such as a column's source type). -#}
 {% macro spark__get_merge_sql(target, source, unique_key, dest_columns, incremental_predicates) -%}
     {%- set columns = adapter.get_columns_in_relation(target) | map(attribute='quoted') | list -%}
     {%- set keys = [unique_key] if unique_key is string else unique_key -%}
     {%- set removal_flag = 'is_removed' if config.get('merge_deletes_flagged_rows') else none -%}
-    {%- set target_partitions = merged_target_partitions(model.get('compiled_code', '')) -%}
+    {%- set compiled_code = model.get('compiled_code', '') -%}
+    {%- set target_filters = merged_target_partitions(compiled_code)
+        + merged_target_keys(compiled_code) -%}
     {%- set key_equals = '<=>' if config.get('merge_null_safe_keys') else '=' -%}
-    {%- set columns_equal = [] -%}
-    {%- for column in columns -%}
-        {%- do columns_equal.append('target.' ~ column ~ ' <=> source.' ~ column) -%}
-    {%- endfor -%}
     {%- set unchanged_match_skipped = '' if config.get('merge_source_holds_only_changes')
-        else ' and not (' ~ columns_equal | join(' and ') ~ ')' -%}
+        else ' and not (' ~ rows_equal('target', 'source', columns) ~ ')' -%}
     merge into {{ target }} as target
-    {%- if merge_source_is_broadcast(model.get('compiled_code', '')) %}
+    {%- if merge_source_is_broadcast(compiled_code) %}
         using (select /*+ broadcast(merge_source) */ * from {{ source }} as merge_source) as source
     {%- else %}
         using {{ source }} as source
@@ -43,7 +43,7 @@
     {%- for key in keys %}
             target.{{ key }} {{ key_equals }} source.{{ key }}{{ " and" if not loop.last }}
     {%- endfor %}
-    {%- for predicate in (incremental_predicates or []) + target_partitions %}
+    {%- for predicate in (incremental_predicates or []) + target_filters %}
             and {{ predicate }}
     {%- endfor %}
     {%- if removal_flag %}

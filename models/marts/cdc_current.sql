@@ -111,15 +111,10 @@ open_versions as (
                 when flagged_rows.is_removed then stored_rows.key_json is not null
                 else
                     stored_rows.key_json is null
-                    or not (
-                        flagged_rows.row_json <=> stored_rows.row_json
-                        and flagged_rows.unavailable_columns <=> stored_rows.unavailable_columns
-                        and flagged_rows.last_op <=> stored_rows.last_op
-                        and flagged_rows.last_committed_at <=> stored_rows.last_committed_at
-                        and flagged_rows.sort_key <=> stored_rows.sort_key
-                        and flagged_rows.last_landing_run <=> stored_rows.last_landing_run
-                        and flagged_rows.key_cohort <=> stored_rows.key_cohort
-                    )
+                    or not ({{ rows_equal('flagged_rows', 'stored_rows', [
+                        'row_json', 'unavailable_columns', 'last_op', 'last_committed_at',
+                        'sort_key', 'last_landing_run', 'key_cohort',
+                    ]) }})
             end
     ),
 

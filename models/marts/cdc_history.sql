@@ -75,6 +75,7 @@
 {%- endif %}
 
 {{ merge_only_into_partitions('key_cohort', touched) }}
+{{ merge_only_into_keys('key_json', changed_keys, 'true', changed_key_count) if is_incremental() }}
 {{ broadcast_merge_source(merged_rows_bound) if is_incremental() }}
 with key_successions as (
     {{ history_key_successions(changed_keys, touched, changed_keys_hint) }}
@@ -417,18 +418,10 @@ recomputed_versions as (
         where
             recomputed.sort_key is null
             or stored_version.sort_key is null
-            or not (
-                recomputed.row_json <=> stored_version.row_json
-                and recomputed.unavailable_columns <=> stored_version.unavailable_columns
-                and recomputed.op <=> stored_version.op
-                and recomputed.valid_from <=> stored_version.valid_from
-                and recomputed.valid_to <=> stored_version.valid_to
-                and recomputed.is_current <=> stored_version.is_current
-                and recomputed.closed_by_delete <=> stored_version.closed_by_delete
-                and recomputed.committed_at <=> stored_version.committed_at
-                and recomputed.last_landing_run <=> stored_version.last_landing_run
-                and recomputed.key_cohort <=> stored_version.key_cohort
-            )
+            or not ({{ rows_equal('recomputed', 'stored_version', [
+                'row_json', 'unavailable_columns', 'op', 'valid_from', 'valid_to', 'is_current',
+                'closed_by_delete', 'committed_at', 'last_landing_run', 'key_cohort',
+            ]) }})
     ),
 
     final as (

@@ -41,10 +41,12 @@ RUNS = max(len(waves) for waves in FAMILY_WAVES.values())
 # Small key partitions, so that a run touches some partitions and not others.
 KEYS_PER_PARTITION = 3
 DBT_VARS = ("--vars", f"{{cdc_keys_per_partition: {KEYS_PER_PARTITION}}}")
+# The run that joins as a large backfill does: no broadcast, no key list in the MERGE.
 UNHINTED_RUN = 3
 UNHINTED_VARS = (
     "--vars",
-    f"{{cdc_keys_per_partition: {KEYS_PER_PARTITION}, cdc_broadcast_max_rows: 0}}",
+    f"{{cdc_keys_per_partition: {KEYS_PER_PARTITION}, cdc_broadcast_max_rows: 0,"
+    " cdc_merge_key_list_max_keys: 0}",
 )
 SPANNER_STATUS = "cdc_spanner_streams"
 FRESHNESS = "cdc_source_freshness"

@@ -14,6 +14,7 @@ SHARED_CONTRACT = {
     "adapter_overrides.sql": {"spark__get_merge_sql", "spark__get_where_subquery"},
     # The writer and the reader of one SQL comment: its format is their contract.
     "merge_only_into_partitions.sql": {"merge_only_into_partitions", "merged_target_partitions"},
+    "merge_only_into_keys.sql": {"merge_only_into_keys", "merged_target_keys"},
     "broadcast_merge_source.sql": {"broadcast_merge_source", "merge_source_is_broadcast"},
 }
 

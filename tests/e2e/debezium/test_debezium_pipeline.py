@@ -8,6 +8,8 @@ cdc_source_freshness."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import re
 
@@ -62,19 +64,60 @@ def test_some_values_stay_unknown_rather_than_null(waves_run):
 def test_the_unhinted_run_joined_without_broadcast_hints(families_run):
     """The run that gave the last wave's marts compared above joined the recomputed keys as a
     large backfill does (cdc_broadcast_max_rows 0); under the default limit the hints are back.
-    The run before it broadcast each mart's MERGE source (macros/utils/broadcast_merge_source.sql);
-    the unhinted one did not."""
+    The run before it broadcast each mart's MERGE source (macros/utils/broadcast_merge_source.sql)
+    and named cdc_history's recomputed keys in its MERGE (macros/utils/merge_only_into_keys.sql);
+    the unhinted one did neither."""
     assert len(WAVES) == UNHINTED_RUN
     assert not [hint for hint in KEY_SET_HINTS if hint in families_run.unhinted_sql]
     for number, hinted in ((UNHINTED_RUN - 1, True), (UNHINTED_RUN, False)):
         for mart, statement in families_run.mart_writes[number - 1].items():
             assert f"merge into default.{mart} as target" in statement, (number, mart)
             assert ("broadcast(merge_source)" in statement) == hinted, (number, mart)
+            keys_listed = "and target.key_json in (" in statement
+            assert keys_listed == (hinted and mart == "cdc_history"), (number, mart)
     pipeline = families_run.pipeline
     assert pipeline.cdcw("dbt", "compile", "--select", *HINTED_MODELS, *DBT_VARS) == 0
     compiled = compiled_hinted_sql(pipeline)
     assert [hint for hint in KEY_SET_HINTS if hint in compiled]
     assert "broadcast(new_half_positions)" in compiled
+
+
+# Keys whose text holds what a Spark string literal escapes or a SQL comment ends at: a quote,
+# backslashes (doubled, and before a double quote, as in JSON), line breaks. SQL without double
+# quotes, so that it fits in a Jinja string.
+AWKWARD_KEYS = (
+    "concat('O', char(39), 'Brien')",
+    "concat('C:', char(92), char(92), 'tmp', char(92), char(34), 'x')",
+    "concat('line', char(10), 'break', char(13), 'return')",
+    "'id 7'",
+)
+
+
+def test_a_merge_key_list_matches_exactly_the_keys_it_lists(families_run):
+    """merge_only_into_keys writes the keys of a relation as literals on one comment line, and
+    merged_target_keys reads them back as a predicate: applied to the same keys, it keeps those
+    listed and drops the one left out, whatever characters the keys hold."""
+    keys = f"(select explode(array({', '.join(AWKWARD_KEYS)})) as key_json)"
+    listed = f"key_json != {AWKWARD_KEYS[-1]}"
+    query = (
+        "{% set comment = merge_only_into_keys('key_json', \"" + keys + '", "' + listed + '", 4) %}'
+        "select key_json from "
+        + keys
+        + " where {{ merged_target_keys(comment)[0] | replace('target.', '') }}"
+    )
+    shown = io.StringIO()
+    with contextlib.redirect_stdout(shown):
+        code = families_run.pipeline.cdcw(
+            "dbt", "show", "--inline", query, "--output", "json", "--quiet"
+        )
+    printed = shown.getvalue()
+    assert code == 0, printed[-3000:]
+    rows = json.loads(printed[printed.index("{") :])["show"]
+    expected = families_run.pipeline.spark().sql(f"select key_json from {keys} where {listed}")
+    assert sorted(row["key_json"] for row in rows) == sorted(
+        row.key_json for row in expected.collect()
+    )
+    assert len(rows) == len(AWKWARD_KEYS) - 1
 
 
 TXN = "pg_txn"
