@@ -1,6 +1,4 @@
 -- depends_on: {{ ref('int_cdc__key_registry') }}
--- depends_on: {{ ref('int_cdc__truncates') }}
--- depends_on: {{ ref('int_spanner__table_columns') }}
 {{
     config(
         materialized='incremental',
@@ -30,16 +28,69 @@
 {#- A run recomputes the history of the keys it changed, from the change log, so a late event
     takes its place, and merges their versions into the table: new and changed versions are
     written, versions that no longer exist deleted, other keys' rows not touched
-    (docs/decisions/006). -#}
+    (docs/decisions/006). Two sets are computed once, before the model's query, as cached views
+    (`cached_view`, docs/decisions/007): the keys to recompute, and their sorted changes, which
+    the query reads four times (Spark SQL inlines a CTE at every reference). -#}
 {%- set changed_keys = none %}
 {%- set touched = [] %}
 {%- set predecessor_cohorts = [] %}
 {%- set changed_key_count = 0 %}
 {%- if is_incremental() %}
     {%- set processed_through = mart_watermark(this, 'last_landing_run') %}
-    {%- set changed_keys = cached_view(
-        'cdc_history__changed_keys', history_changed_keys(processed_through)
-    ) %}
+    {%- set new_column_condition = 'landing_run > ' ~ processed_through %}
+    {#- The keys whose history the run recomputes: keys with new changes, every key of a table a
+        new truncate emptied, the successors of a primary key change whose half landed or whose
+        old key changed (their unknown values continue the old key's), and the keys of a Spanner
+        table that has a column seen for the first time; each with its partition. -#}
+    {%- set changed_keys_query -%}
+        select source_system, source_name, source_table, key_json, key_cohort
+        from {{ ref('int_cdc__change_log') }}
+        where landing_run > {{ processed_through }}
+        union
+        select registry.source_system, registry.source_name, registry.source_table,
+            registry.key_json, registry.key_cohort
+        from {{ ref('int_cdc__key_registry') }} as registry
+        inner join {{ ref('int_cdc__truncates') }} as truncates
+            on
+                registry.source_system = truncates.source_system
+                and registry.source_name = truncates.source_name
+                and registry.source_table = truncates.source_table
+        where truncates.landing_run > {{ processed_through }}
+        union
+        select successions.source_system, successions.source_name, successions.source_table,
+            successions.key_json, successions.key_cohort
+        from {{ ref('int_cdc__key_successions') }} as successions
+        left semi join {{ ref('int_cdc__change_log') }} as predecessor_changes
+            on
+                {{ same_key('successions', 'predecessor_changes', left_key='predecessor_key_json') }}
+                and predecessor_changes.landing_run > {{ processed_through }}
+        union
+        select source_system, source_name, source_table, key_json, key_cohort
+        from {{ ref('int_cdc__key_successions') }}
+        where landing_run > {{ processed_through }}
+        {%- if count_rows(ref('int_spanner__table_columns'), new_column_condition) | int > 0 %}
+            union
+            -- A Spanner table's images are completed with its columns as known when they are:
+            -- a column seen for the first time counts in every earlier image of the table.
+            select
+                change_log.source_system,
+                change_log.source_name,
+                change_log.source_table,
+                change_log.key_json,
+                change_log.key_cohort
+            from {{ ref('int_cdc__change_log') }} as change_log
+            left semi join (
+                select source_name, source_table
+                from {{ ref('int_spanner__table_columns') }}
+                where {{ new_column_condition }}
+            ) as widened_tables
+                on
+                    change_log.source_system = 'spanner'
+                    and change_log.source_name = widened_tables.source_name
+                    and change_log.source_table = widened_tables.source_table
+        {%- endif %}
+    {%- endset %}
+    {%- set changed_keys = cached_view('cdc_history__changed_keys', changed_keys_query) %}
     {%- set touched = distinct_values(changed_keys, 'key_cohort', 'true') %}
     {%- set changed_key_count = count_rows(changed_keys, 'true') %}
     {%- set predecessor_cohorts = distinct_values(
@@ -49,6 +100,191 @@
     ) %}
 {%- endif %}
 {%- set changed_keys_hint = broadcast_hint('changed_keys', changed_key_count) %}
+{#- The primary key changes of the keys the run recomputes: successor and predecessor key. -#}
+{%- set key_successions_query -%}
+    select distinct
+        successions.source_system,
+        successions.source_name,
+        successions.source_table,
+        successions.key_json,
+        successions.predecessor_key_json,
+        successions.sort_pos
+    from {{ ref('int_cdc__key_successions') }} as successions
+    {%- if is_incremental() %}
+        where
+            {{ in_values('successions.key_cohort', touched) }}
+            and {{ key_is_changed('successions', changed_keys, changed_keys_hint) }}
+    {%- endif %}
+{%- endset %}
+{#- The changes of the keys the run recomputes, as the change log stores them; the
+    predecessors' changes ride along as context (`is_context`). -#}
+{%- set context_filter = 'false' %}
+{%- set context_hint = '' %}
+{%- if is_incremental() %}
+    {%- set context_hint = broadcast_hint('key_successions', changed_key_count) ~ ' ' %}
+    {%- set context_filter = in_values('change_log.key_cohort', predecessor_cohorts)
+        ~ ' and not ' ~ key_is_changed('change_log', changed_keys, changed_keys_hint) %}
+{%- endif %}
+{%- set keyed_changes -%}
+    select
+        {{ change_log_select('change_log', stored=true, indent=12) }},
+        false as is_context
+    from {{ ref('int_cdc__change_log') }} as change_log
+    {%- if is_incremental() %}
+        where
+            {{ in_values('change_log.key_cohort', touched) }}
+            and {{ key_is_changed('change_log', changed_keys, changed_keys_hint) }}
+    {%- endif %}
+{%- endset %}
+{#- Every change of the keys the run recomputes, once per event, placed in source order: where
+    a family's `sort_pos` becomes `sort_key`. All windows partition by key alone, so the change
+    log is shuffled once. Nested subqueries, not CTEs: Spark does not substitute a cached plan
+    that holds a CTE into a query that has a WITH clause (it recomputes it). A union matches
+    columns by position, so each of its branches selects the stored change-log row through
+    change_log_select. -#}
+{%- set sorted_changes_query -%}
+    select
+        *,
+        concat_ws(
+            '.',
+            {{ position_source_time('mono_ts') }},
+            case when is_backfill then '0' else '1' end,
+            sort_pos,
+            case when op = 'delete' then '0' else '1' end,
+            event_id
+        ) as sort_key,
+        max(has_unknown_values) over (
+            partition by source_system, source_name, source_table, key_json
+        ) as key_has_unknown_values
+    from (
+        select
+            * except (has_unknown_values, is_completed),
+            has_unknown_values or (
+                is_completed
+                and not is_context
+                and op != 'delete'
+                and exists(map_values(row_image), column_value -> column_value is null)
+            ) as has_unknown_values
+        from (
+            -- A Spanner image names the columns its record carries: the table's others, as known
+            -- when this runs, are there with no value, for the key's earlier changes to complete.
+            -- The key's rows then reflect the run that brought the newest of them.
+            select /*+ broadcast(table_columns) */
+                placed_changes.* except (row_image, last_landing_run),
+                greatest(
+                    placed_changes.last_landing_run, table_columns.newest_landing_run
+                ) as last_landing_run,
+                table_columns.column_names is not null as is_completed,
+                case
+                    when table_columns.column_names is null then placed_changes.row_image
+                    else map_from_entries(
+                        transform(
+                            array_union(
+                                map_keys(placed_changes.row_image), table_columns.column_names
+                            ),
+                            column_name -> struct(
+                                column_name, try_element_at(placed_changes.row_image, column_name)
+                            )
+                        )
+                    )
+                end as row_image
+            from (
+                -- A backfill read is placed by its source time among the key's CDC changes, which
+                -- keep their source position order: mono_ts is the running maximum source time
+                -- along it.
+                select
+                    *,
+                    case
+                        when is_backfill then order_ts
+                        else max(case when not is_backfill then order_ts end) over (
+                            partition by source_system, source_name, source_table, key_json
+                            order by sort_pos, event_id
+                            rows between unbounded preceding and current row
+                        )
+                    end as mono_ts,
+                    not is_context
+                    and op != 'delete'
+                    and image_has_unknown_values as has_unknown_values
+                from (
+                    -- The first delivery of an event is the one ordered first among its copies;
+                    -- ordering the copies side by side under the key keeps one shuffle for the
+                    -- chain.
+                    select
+                        *,
+                        not (
+                            event_id <=> lag(event_id) over (
+                                partition by source_system, source_name, source_table, key_json
+                                order by event_id, landing_run, file_path, line_number
+                            )
+                        ) as is_first_delivery,
+                        max(landing_run) over (
+                            partition by source_system, source_name, source_table, key_json
+                        ) as last_landing_run
+                    from (
+                        {{ keyed_changes }}
+                        union all
+                        -- A truncate deletes every key of its table at its position.
+                        select
+                            {{ change_log_select('truncates', {
+                                'source_system': 'table_keys.source_system',
+                                'source_name': 'table_keys.source_name',
+                                'source_table': 'table_keys.source_table',
+                                'key_json': 'table_keys.key_json',
+                                'op': "'delete'",
+                                'row_image': 'map_from_arrays(array(), array())',
+                                'is_backfill': 'false',
+                                'order_ts': 'cast(null as bigint)',
+                                'file_path': 'cast(null as string)',
+                                'line_number': 'cast(null as bigint)',
+                                'image_has_unknown_values': 'false',
+                                'key_cohort': 'table_keys.key_cohort',
+                            }, stored=true, indent=28) }},
+                            false as is_context
+                        from (
+                            select distinct
+                                source_system, source_name, source_table, key_json, key_cohort
+                            from ({{ keyed_changes }}) as keyed_changes
+                        ) as table_keys
+                        inner join {{ ref('int_cdc__truncates') }} as truncates
+                            on
+                                table_keys.source_system = truncates.source_system
+                                and table_keys.source_name = truncates.source_name
+                                and table_keys.source_table = truncates.source_table
+                        union all
+                        -- Changes of the old keys of primary key changes that this run does not
+                        -- recompute: read only to complete their successors' values.
+                        select
+                            {{ context_hint ~ change_log_select(
+                                'change_log', stored=true, indent=28
+                            ) }},
+                            true as is_context
+                        from {{ ref('int_cdc__change_log') }} as change_log
+                        left semi join (
+                            {{ key_successions_query }}
+                        ) as key_successions
+                            on
+                                {{ same_key('change_log', 'key_successions', right_key='predecessor_key_json') }}
+                        where {{ context_filter }}
+                    ) as changes
+                ) as deliveries
+                where is_first_delivery
+            ) as placed_changes
+            left join (
+                select
+                    source_name,
+                    source_table,
+                    collect_set(column_name) as column_names,
+                    max(landing_run) as newest_landing_run
+                from {{ ref('int_spanner__table_columns') }}
+                group by source_name, source_table
+            ) as table_columns
+                on
+                    placed_changes.source_system = 'spanner'
+                    and placed_changes.source_name = table_columns.source_name
+                    and placed_changes.source_table = table_columns.source_table
+        ) as completed_changes
+    ) as flagged_changes
+{%- endset %}
 {#- On disk: at a full build it is the whole change log, which would crowd the heap. A large
     change log fills its partitions and keeps them; one small enough to broadcast is merged, as
     an incremental run's changes are (docs/decisions/007). -#}
@@ -57,7 +293,7 @@
 ) %}
 {%- set sorted_changes = cached_view(
     'cdc_history__sorted_changes',
-    history_sorted_changes(changed_keys, touched, predecessor_cohorts, changed_key_count),
+    sorted_changes_query,
     'DISK_ONLY',
     coalesce_output=coalesce_sorted_changes
 ) %}
@@ -78,7 +314,7 @@
 {{ merge_only_into_keys('key_json', changed_keys, 'true', changed_key_count) if is_incremental() }}
 {{ broadcast_merge_source(merged_rows_bound) if is_incremental() }}
 with key_successions as (
-    {{ history_key_successions(changed_keys, touched, changed_keys_hint) }}
+    {{ key_successions_query }}
 ),
 
 sorted_changes as (
@@ -301,11 +537,31 @@ transaction_ends as (
 transitions as (
     select
         *,
+        -- A JSON object of the known columns, keys sorted. Values are JSON text already, so
+        -- they are spliced in, not encoded again.
         case
-            when op != 'delete' then {{ row_json_from_image('completed_image') }}
+            when op != 'delete' then concat(
+                '{',
+                array_join(
+                    transform(
+                        array_sort(
+                            map_keys(map_filter(completed_image, (k, v) -> v is not null))
+                        ),
+                        k -> concat(
+                            substr(to_json(array(k)), 2, length(to_json(array(k))) - 2),
+                            ':',
+                            completed_image[k]
+                        )
+                    ),
+                    ','
+                ),
+                '}'
+            )
         end as row_json,
+        -- The columns the image names but cannot give a value for, sorted.
         case
-            when op != 'delete' then {{ unavailable_columns_of_image('completed_image') }}
+            when op != 'delete'
+                then array_sort(map_keys(map_filter(completed_image, (k, v) -> v is null)))
         end as unavailable_columns
     from transaction_ends
     where next_txn_id is null or next_txn_id != txn_id
