@@ -14,8 +14,8 @@
 {#- The `merge` incremental strategy of this project's models (it replaces dbt-spark's, which
     only updates and inserts): one Delta MERGE that also deletes. With config
     `merge_deletes_flagged_rows`, a model's incremental query returns the rows it recomputed and
-    the old rows that no longer exist, told apart by `flag_removed_rows`; matching rows that are
-    unchanged are not rewritten. With config `merge_source_holds_only_changes`, the model has
+    the old rows that no longer exist, told apart by a boolean column `is_removed`; matching
+    rows that are unchanged are not rewritten. With config `merge_source_holds_only_changes`, the model has
     already left out the rows equal to the stored ones, so a match is updated with no
     comparison, and the MERGE reads only the target's key columns (docs/decisions/006). A model
     whose rows are few says so (`broadcast_merge_source`), and the MERGE broadcasts them; one

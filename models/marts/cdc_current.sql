@@ -82,7 +82,16 @@ open_versions as (
     ),
 
     flagged_rows as (
-        {{ flag_removed_rows('open_versions', 'closed_keys') }}
+        -- The merge deletes the rows flagged is_removed (config merge_deletes_flagged_rows).
+        select
+            *,
+            false as is_removed
+        from open_versions
+        union all
+        select
+            *,
+            true as is_removed
+        from closed_keys
     ),
 
     stored_rows as (

@@ -18,7 +18,17 @@ with
 {%- for item in decoded %}
     {%- set family, model = item.split(':') %}
     {{ model }}_rejects as (
-        {{ rejected_lines(ref(model), family, processed_through) }}
+        select
+            '{{ family }}' as source_system,
+            source_name,
+            file_path,
+            line_number,
+            error as reason,
+            raw_line,
+            landed_at,
+            landing_run
+        from {{ ref(model) }}
+        where error is not null and landing_run > {{ processed_through }}
     ),
 {% endfor %}
 final as (

@@ -17,11 +17,12 @@ key_registry as (
 ),
 
 final as (
-    {#- image_has_unknown_values is stored so that readers which only ask this skip the
+    {#- image_has_unknown_values, whether the row image leaves a column unknown (an unchanged
+        TOAST value, a partial image), is stored so that readers which only ask this skip the
         images: key successions, history. #}
     select {{ write_clustered_by('key_cohort') }}
         {{ change_log_select('new_changes', {
-            'image_has_unknown_values': image_has_unknown_values('new_changes.row_image'),
+            'image_has_unknown_values': 'exists(map_values(new_changes.row_image), v -> v is null)',
             'key_cohort': 'key_registry.key_cohort',
         }, stored=true) }}
     from new_changes

@@ -8,7 +8,17 @@ with
 {%- for item in truncating %}
     {%- set family, model = item.split(':') %}
     {{ family }}_truncates as (
-        {{ truncates_of(ref(model), family, processed_through) }}
+        select
+            '{{ family }}' as source_system,
+            source_name,
+            source_table,
+            sort_pos,
+            committed_at,
+            txn_id,
+            event_id,
+            landing_run
+        from {{ ref(model) }}
+        where error is null and op = 'truncate' and landing_run > {{ processed_through }}
     ),
 {% endfor %}
 final as (

@@ -1,4 +1,3 @@
--- depends_on: {{ ref('int_spanner__snapshot_batches') }}
 {{
     config(
         materialized='incremental',
@@ -22,11 +21,33 @@
     max_processed(ref('int_spanner__records'), 'landing_run'),
     max_processed(ref('int_spanner__snapshot_batches'), 'landing_run'),
 ] | max %}
+{#- What may be pending after an incremental run: what was pending after the run before it, and
+    the transactions with a record (or the snapshot batches) landed since. Everything else was
+    released by then, or has no record. -#}
+{%- set processed_through = max_processed(this, 'as_of_landing_run') if is_incremental() else -1 %}
+{%- set pending_candidates_query -%}
+    select
+        source_name,
+        server_transaction_id
+    from {{ ref('int_spanner__records') }}
+    where record_kind = 'data_change' and landing_run > {{ processed_through }}
+    union
+    select
+        source_name,
+        server_transaction_id
+    from {{ ref('int_spanner__snapshot_batches') }}
+    where landing_run > {{ processed_through }}
+    union
+    select
+        source_name,
+        server_transaction_id
+    from {{ this }}
+    where as_of_landing_run = {{ processed_through }}
+{%- endset %}
 {%- set candidates_hint = '' %}
 {%- if is_incremental() %}
     {%- set candidates = cached_view(
-        'int_spanner__pending_transactions__candidates',
-        pending_spanner_candidates(max_processed(this, 'as_of_landing_run'))
+        'int_spanner__pending_transactions__candidates', pending_candidates_query
     ) %}
     {%- set candidates_hint = broadcast_hint('candidates', count_rows(candidates, 'true')) %}
 {%- endif %}
