@@ -11,18 +11,17 @@
       dbt/include/global_project/macros/materializations/tests/where_subquery.sql); this one
       reads only the rows the build rewrote (docs/decisions/008). -#}
 
-{#- The `merge` incremental strategy of this project's models (it replaces dbt-spark's, which
-    only updates and inserts): one Delta MERGE that also deletes. With config
-    `merge_deletes_flagged_rows`, a model's incremental query returns the rows it recomputed and
-    the old rows that no longer exist, told apart by a boolean column `is_removed`; matching
-    rows that are unchanged are not rewritten. With config `merge_source_holds_only_changes`, the model has
-    already left out the rows equal to the stored ones, so a match is updated with no
-    comparison, and the MERGE reads only the target's key columns (docs/decisions/006). A model
-    whose rows are few says so (`broadcast_merge_source`), and the MERGE broadcasts them; one
-    that names the partitions or keys its rows lie in (`merge_only_into_partitions`,
-    `merge_only_into_keys`) has the MERGE read only those target rows. With
-    config `merge_null_safe_keys`, a NULL key column matches NULL (a key that may be unknown,
-    such as a column's source type). -#}
+{#- The `merge` incremental strategy of this project's models (it replaces dbt-spark's, which only
+    updates and inserts): one Delta MERGE that also deletes. With config
+    `merge_deletes_flagged_rows`, a model's incremental query returns the rows it recomputed and the
+    old rows that no longer exist, told apart by a boolean column `is_removed`; matching rows that
+    are unchanged are not rewritten. With config `merge_source_holds_only_changes`, the model has
+    already left out the rows equal to the stored ones, so a match is updated with no comparison,
+    and the MERGE reads only the target's key columns (docs/decisions/006). A model whose rows are
+    few says so (`broadcast_merge_source`), and the MERGE broadcasts them; one that names the
+    partitions or keys its rows lie in (`merge_only_into_partitions`, `merge_only_into_keys`) has
+    the MERGE read only those target rows. With config `merge_null_safe_keys`, a NULL key column
+    matches NULL (a key that may be unknown, such as a column's source type). -#}
 {% macro spark__get_merge_sql(target, source, unique_key, dest_columns, incremental_predicates) -%}
     {%- set columns = adapter.get_columns_in_relation(target) | map(attribute='quoted') | list -%}
     {%- set keys = [unique_key] if unique_key is string else unique_key -%}
