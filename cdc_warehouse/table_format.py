@@ -64,9 +64,10 @@ ROW_KEEPING_OPERATIONS = (
 WATERMARK_COMMITS = 20
 
 
-def watermark_in_commits(commits: Iterable[tuple[str, str | None]], table: str) -> int | None:
-    """The watermark that the newest commit changing rows recorded for `table`, from
-    (operation, userMetadata) pairs newest first; None when it recorded none."""
+def newest_write_tag(commits: Iterable[tuple[str, str | None]]) -> dict | None:
+    """The tag (userMetadata, a JSON object) of the newest commit that changed rows, from
+    (operation, userMetadata) pairs newest first; None when that commit has none, or when no
+    commit changed rows."""
     for operation, metadata in commits:
         if operation in ROW_KEEPING_OPERATIONS:
             continue
@@ -74,11 +75,17 @@ def watermark_in_commits(commits: Iterable[tuple[str, str | None]], table: str) 
             tag = json.loads(metadata or "{}")
         except ValueError:
             return None
-        mark = tag.get(WATERMARK) if isinstance(tag, dict) else None
-        if isinstance(mark, dict) and mark.get("table") == table:
-            run = mark.get("landing_run")
-            return run if isinstance(run, int) and not isinstance(run, bool) else None
-        return None
+        return tag if isinstance(tag, dict) and tag else None
+    return None
+
+
+def watermark_in_commits(commits: Iterable[tuple[str, str | None]], table: str) -> int | None:
+    """The watermark that the newest commit changing rows recorded for `table`, from
+    (operation, userMetadata) pairs newest first; None when it recorded none."""
+    mark = (newest_write_tag(commits) or {}).get(WATERMARK)
+    if isinstance(mark, dict) and mark.get("table") == table:
+        run = mark.get("landing_run")
+        return run if isinstance(run, int) and not isinstance(run, bool) else None
     return None
 
 

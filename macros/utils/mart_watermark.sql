@@ -7,10 +7,6 @@
     {%- if not execute -%}
         {{ return(-1) }}
     {%- endif -%}
-    {%- set pairs = [] -%}
-    {%- for commit in run_query('describe history ' ~ relation ~ ' limit 20').rows -%}
-        {%- do pairs.append([commit['operation'], commit['userMetadata']]) -%}
-    {%- endfor -%}
-    {%- set recorded = watermark_in_commits(pairs, relation.identifier) | trim -%}
+    {%- set recorded = watermark_in_commits(table_commits(relation), relation.identifier) | trim -%}
     {{ return(recorded | int if recorded else max_processed(relation, column)) }}
 {%- endmacro %}

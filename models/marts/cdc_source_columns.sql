@@ -22,7 +22,7 @@
     retyped gets a row per type. Rows of a source that carries no types (Datastream JSON,
     Debezium without the schema envelope) name the columns only. A run reads only the landing
     runs after the newest it has seen, of the families its build processes. -#}
-{%- set seen_through = max_processed(this, 'last_seen_landing_run') if is_incremental() else -1 %}
+{%- set seen_through = landing_runs_processed('last_seen_landing_run') %}
 {%- set typed_changes = built_source_families('typed_changes') %}
 {%- set own_column_types = built_source_families('own_column_types') %}
 

@@ -90,6 +90,18 @@ def first_tested_run(pipeline: Pipeline) -> int | None:
     return int(scope.group(1)) if scope else None
 
 
+def models_that_asked_their_rows(pipeline: Pipeline) -> set[str]:
+    """The models that asked their own table's rows for their newest landing run (a
+    compile-time `select max(...)`) in the last dbt command, from its log."""
+    log = (pipeline.warehouse_dir / "_dbt/logs/dbt.log").read_text()
+    last_command = log[log.rindex("Running with dbt=") :]
+    asked = re.findall(
+        r"On model\.\w+\.(\w+): /\*[^\n]*\*/\s+select max\(\w+\) from \w+\.(\w+)\s",
+        last_command,
+    )
+    return {model for model, table in asked if model == table}
+
+
 def built_nodes(pipeline: Pipeline) -> set[str]:
     """The names of the nodes the last dbt command ran."""
     return {result["unique_id"].split(".")[2] for result in last_dbt_results(pipeline)["results"]}
@@ -224,6 +236,7 @@ def reference(java_available, tmp_path_factory) -> dict[str, Any]:
     return {
         **warehouse_facts(pipeline),
         "built": built_nodes(pipeline),
+        "asked_their_rows": models_that_asked_their_rows(pipeline),
         "union_reads": {
             model: tables_read(pipeline, f"marts/{model}.sql")
             for model in ("cdc_quarantine", "cdc_source_columns")
@@ -313,6 +326,7 @@ def interrupted(reference, tmp_path_factory) -> dict[str, Any]:
         # warehouse yet, as a scheduler's next run would be.
         assert pipeline.cdcw("run") == 0
         recovered = built_nodes(pipeline)
+        asked_their_rows = models_that_asked_their_rows(pipeline)
         recovery_scope = first_tested_run(pipeline)
     finally:
         stop.touch()
@@ -321,6 +335,7 @@ def interrupted(reference, tmp_path_factory) -> dict[str, Any]:
         "pipeline": pipeline,
         "kills": kills,
         "recovered": recovered,
+        "asked_their_rows": asked_their_rows,
         "recovery_scope": recovery_scope,
         "as_of": marts_as_of_runs(pipeline, (1, 2)),
         "facts": warehouse_facts(pipeline),
@@ -390,6 +405,26 @@ def test_a_run_builds_only_the_families_with_new_lines(reference, interrupted, r
     built = reference["built"] if run == "uninterrupted" else interrupted["recovered"]
     assert {"int_debezium__events", "int_pgoutput__messages", "cdc_history"} <= built
     assert not built & {"int_spanner__records", "int_datastream__events", "cdc_spanner_streams"}
+
+
+# Models that read the lines (or rows) after the last successful build's landing run when
+# their newest write belongs to that build (macros/utils/landing_runs_processed.sql), built in
+# the second wave's runs.
+LINE_READERS = ("int_debezium__events", "int_pgoutput__messages", "int_cdc__change_log")
+
+
+def test_a_build_after_a_successful_one_does_not_ask_the_models_rows(reference):
+    """After the first wave's build, the models' newest commits name its landing run: the
+    second wave's build reads the lines after it without a query of their rows."""
+    assert {"int_debezium__events", "int_cdc__change_log"} <= reference["built"]
+    assert not reference["asked_their_rows"] & set(LINE_READERS)
+
+
+def test_the_run_after_killed_ones_asks_the_rows_of_the_models_they_wrote(interrupted):
+    """The killed runs wrote the family models and the change log before they died: those
+    commits name the second landing run, after the build record's, so the run that finishes
+    the wave asks their rows (else it would read the second wave's lines again)."""
+    assert {"int_debezium__events", "int_cdc__change_log"} <= interrupted["asked_their_rows"]
 
 
 @pytest.mark.parametrize("model", ["cdc_quarantine", "cdc_source_columns"])

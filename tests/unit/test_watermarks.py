@@ -1,6 +1,7 @@
-"""The watermark a mart records in its MERGE's commit (docs/decisions/016): the rule that finds
-it in a table's history, in Python (cdc_warehouse/table_format.py) and in the macro the models
-call (macros/utils/watermark_in_commits.sql), which must agree."""
+"""The watermark a mart records in its MERGE's commit (docs/decisions/016) and the tag of a
+table's newest write: the rules that find them in a table's history, in Python
+(cdc_warehouse/table_format.py) and in the macros the models call
+(macros/utils/watermark_in_commits.sql, newest_write_tag.sql), which must agree."""
 
 from __future__ import annotations
 
@@ -9,7 +10,12 @@ from typing import Any
 
 import pytest
 
-from cdc_warehouse.table_format import ROW_KEEPING_OPERATIONS, WATERMARK, watermark_in_commits
+from cdc_warehouse.table_format import (
+    ROW_KEEPING_OPERATIONS,
+    WATERMARK,
+    newest_write_tag,
+    watermark_in_commits,
+)
 from tests.project_macros import render_macro
 
 
@@ -53,9 +59,29 @@ def test_the_watermark_is_the_newest_row_changing_commits(case):
 def test_the_macro_finds_the_same_watermark(case):
     commits, expected = CASES[case]
     rendered = render_macro(
-        "utils/watermark_in_commits.sql",
+        ["utils/watermark_in_commits.sql", "utils/newest_write_tag.sql"],
         "watermark_in_commits(commits, 'cdc_history')",
         commits=[list(commit) for commit in commits],
         fromjson=fromjson,
     )
     assert rendered == ("" if expected is None else str(expected))
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_the_macro_finds_the_same_newest_write_tag(case):
+    """The models that read the lines after the last build's (macros/utils/
+    landing_runs_processed.sql) compare its landing run with this tag's."""
+    commits, _ = CASES[case]
+    rendered = render_macro(
+        "utils/newest_write_tag.sql",
+        "newest_write_tag(commits)",
+        commits=[list(commit) for commit in commits],
+    )
+    parsed = fromjson(rendered or "{}", {})
+    assert (parsed if isinstance(parsed, dict) and parsed else None) == newest_write_tag(commits)
+
+
+def test_the_newest_write_tag_is_the_newest_row_changing_commits():
+    assert newest_write_tag([("OPTIMIZE", tag(run=1)), ("WRITE", RUN_ONLY)]) == {"landing_run": 9}
+    assert newest_write_tag([("WRITE", None), ("WRITE", RUN_ONLY)]) is None
+    assert newest_write_tag([("VACUUM END", RUN_ONLY)]) is None

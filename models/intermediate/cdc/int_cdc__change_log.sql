@@ -4,7 +4,7 @@
     )
 }}
 
-{%- set processed_through = max_processed(this, 'landing_run') if is_incremental() else -1 %}
+{%- set processed_through = landing_runs_processed() %}
 
 with new_changes as (
     -- Only the families this build processes have changes since the last build.

@@ -2,7 +2,7 @@
     only, grouped by when they were first seen: recent activity stays in its table's recent
     partitions, so a run reads few of them, and a query of one table reads only its own
     (docs/decisions/002-key-cohort-partitions.md, 006-delta-lake.md, 017-table-cohorts.md). -#}
-{%- set seen_through = max_processed(this, 'first_landing_run') if is_incremental() else -1 %}
+{%- set seen_through = landing_runs_processed('first_landing_run') %}
 
 with new_changes as (
     -- Only the families this build processes have changes since the last build.

@@ -13,7 +13,7 @@
     takes B's values from before its change, and those B took from A), so every earlier key of
     a chain is a row of its own, with the position of the change that ended it: the last
     value known before that position counts. -#}
-{%- set processed_through = max_processed(this, 'landing_run') if is_incremental() else -1 %}
+{%- set processed_through = landing_runs_processed() %}
 {#- A routine run's new changes are few: broadcasting their positions spares shuffling every
     half of the change log, and with none the scan of the old halves is skipped altogether.
     New changes bound the new positions from above. -#}

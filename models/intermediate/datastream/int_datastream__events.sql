@@ -10,7 +10,7 @@
 {#- Every Datastream line of new landing runs decoded by the `datastream_flatten` UDF
     (python_udfs/datastream/): a change-log row with the source's type, read method, key basis
     and column types, or the reason it is quarantined. -#}
-{%- set processed_through = max_processed(this, 'landing_run') if is_incremental() else -1 %}
+{%- set processed_through = landing_runs_processed() %}
 
 with new_lines as (
     select * from {{ ref('stg_datastream__lines') }}

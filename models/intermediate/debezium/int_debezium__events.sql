@@ -11,7 +11,7 @@
     (python_udfs/debezium/), unavailable values told from the configured placeholders: a
     change-log row with its column types and transaction metadata, a BEGIN or END record's
     transaction fields, or the reason it is quarantined. -#}
-{%- set processed_through = max_processed(this, 'landing_run') if is_incremental() else -1 %}
+{%- set processed_through = landing_runs_processed() %}
 
 with new_lines as (
     select * from {{ ref('stg_debezium__lines') }}

@@ -2,7 +2,7 @@
     counts the transaction waits for (int_debezium__transactions). An END landed again with the
     same counts is a redelivery and counts once (it is not kept); one with other counts
     contradicts the first and is kept with the reason it is quarantined (cdc_quarantine). -#}
-{%- set processed_through = max_processed(this, 'landing_run') if is_incremental() else -1 %}
+{%- set processed_through = landing_runs_processed() %}
 
 with new_ends as (
     select

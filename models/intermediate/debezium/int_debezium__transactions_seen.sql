@@ -1,7 +1,7 @@
 {#- Each transaction of a server once, with the landing run and time of its first line (a change
     event, its BEGIN or its END): the models that count a transaction's events read the runs
     from there on only, and a transaction that waits is as old as this. -#}
-{%- set processed_through = max_processed(this, 'first_landing_run') if is_incremental() else -1 %}
+{%- set processed_through = landing_runs_processed('first_landing_run') %}
 
 with new_transactions as (
     select

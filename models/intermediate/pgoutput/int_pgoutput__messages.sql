@@ -9,7 +9,7 @@
     decides its layout, and only its place in the slot's log tells; a block never spans two
     slot reads (landing runs). Snapshot files are no part of the slot's log
     (int_pgoutput__snapshot_rows). -#}
-{%- set processed_through = max_processed(this, 'landing_run') if is_incremental() else -1 %}
+{%- set processed_through = landing_runs_processed() %}
 
 with new_lines as (
     select

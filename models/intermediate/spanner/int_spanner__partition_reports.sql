@@ -1,7 +1,7 @@
 {#- Per landing run, what each partition reported (the latest timestamp it reached, whether it
     finished by announcing its children) and which partitions were announced: a few rows per
     partition, so the watermark never rescans the records. -#}
-{%- set processed_through = max_processed(this, 'landing_run') if is_incremental() else -1 %}
+{%- set processed_through = landing_runs_processed() %}
 
 with new_records as (
     select * from {{ ref('int_spanner__records') }}

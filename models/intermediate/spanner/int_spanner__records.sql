@@ -12,7 +12,7 @@
     announced child partition, or the reason a line or mod is quarantined. A bad mod keeps its
     record's identity, so the record still counts towards its transaction. Snapshot files are no
     part of the stream's partition records (int_spanner__snapshot_rows). -#}
-{%- set processed_through = max_processed(this, 'landing_run') if is_incremental() else -1 %}
+{%- set processed_through = landing_runs_processed() %}
 
 with new_lines as (
     select * from {{ ref('stg_spanner__lines') }}

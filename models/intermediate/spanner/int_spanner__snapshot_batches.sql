@@ -4,7 +4,7 @@
     one landing run brought are one batch: int_spanner__transaction_progress counts it as such
     a transaction, complete in that run, and int_spanner__transactions releases it. A few rows
     per run, so the release never rescans the snapshot rows. -#}
-{%- set processed_through = max_processed(this, 'landing_run') if is_incremental() else -1 %}
+{%- set processed_through = landing_runs_processed() %}
 
 with new_rows as (
     select * from {{ ref('int_spanner__snapshot_rows') }}

@@ -2,7 +2,7 @@
     by its snapshot files' headers (each names every column): a partial image (NEW_VALUES,
     OLD_AND_NEW_VALUES updates) lists only the columns it changed, so the others are learnt from
     the table's other records and snapshots. -#}
-{%- set processed_through = max_processed(this, 'landing_run') if is_incremental() else -1 %}
+{%- set processed_through = landing_runs_processed() %}
 
 with named_columns as (
     select
