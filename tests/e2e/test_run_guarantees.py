@@ -102,6 +102,23 @@ def models_that_asked_their_rows(pipeline: Pipeline) -> set[str]:
     return {model for model, table in asked if model == table}
 
 
+# The family models that hold one row per line they decode.
+LINE_DECODERS = ("int_debezium__events", "int_pgoutput__messages")
+
+
+def lines_decoded_twice(pipeline: Pipeline) -> dict[str, int]:
+    """For each of LINE_DECODERS, how many landed lines it holds more than once."""
+    return {
+        model: pipeline.spark()
+        .sql(
+            f"select count(*) from (select 1 from cdc_internal.{model}"
+            " group by file_path, line_number, landing_run having count(*) > 1)"
+        )
+        .first()[0]
+        for model in LINE_DECODERS
+    }
+
+
 def built_nodes(pipeline: Pipeline) -> set[str]:
     """The names of the nodes the last dbt command ran."""
     return {result["unique_id"].split(".")[2] for result in last_dbt_results(pipeline)["results"]}
@@ -336,6 +353,7 @@ def interrupted(reference, tmp_path_factory) -> dict[str, Any]:
         "kills": kills,
         "recovered": recovered,
         "asked_their_rows": asked_their_rows,
+        "decoded_twice": lines_decoded_twice(pipeline),
         "recovery_scope": recovery_scope,
         "as_of": marts_as_of_runs(pipeline, (1, 2)),
         "facts": warehouse_facts(pipeline),
@@ -425,6 +443,12 @@ def test_the_run_after_killed_ones_asks_the_rows_of_the_models_they_wrote(interr
     commits name the second landing run, after the build record's, so the run that finishes
     the wave asks their rows (else it would read the second wave's lines again)."""
     assert {"int_debezium__events", "int_cdc__change_log"} <= interrupted["asked_their_rows"]
+
+
+def test_no_line_is_decoded_twice_after_killed_runs(interrupted):
+    """The marts would not show it (they deduplicate events), the family models would: each
+    holds its lines once."""
+    assert interrupted["decoded_twice"] == dict.fromkeys(LINE_DECODERS, 0)
 
 
 @pytest.mark.parametrize("model", ["cdc_quarantine", "cdc_source_columns"])
