@@ -168,12 +168,15 @@
         from (
             -- A Spanner image names the columns its record carries: the table's others, as known
             -- when this runs, are there with no value, for the key's earlier changes to complete.
-            -- The key's rows then reflect the run that brought the newest of them.
+            -- Every change of the table then reflects the run that brought the newest of them.
             select /*+ broadcast(table_columns) */
                 placed_changes.* except (row_image, last_landing_run),
                 greatest(
                     placed_changes.last_landing_run, table_columns.newest_landing_run
                 ) as last_landing_run,
+                greatest(
+                    placed_changes.landing_run, table_columns.newest_landing_run
+                ) as change_landing_run,
                 table_columns.column_names is not null as is_completed,
                 case
                     when table_columns.column_names is null then placed_changes.row_image
@@ -466,7 +469,7 @@ changes_and_fills as (
         row_image,
         committed_at,
         txn_id,
-        last_landing_run,
+        change_landing_run,
         key_cohort,
         cast(null as map <string, string>) as filled_image,
         false as is_fill
@@ -483,7 +486,7 @@ changes_and_fills as (
         cast(null as map <string, string>) as row_image,
         cast(null as timestamp) as committed_at,
         cast(null as string) as txn_id,
-        cast(null as bigint) as last_landing_run,
+        cast(null as bigint) as change_landing_run,
         cast(null as int) as key_cohort,
         filled_image,
         true as is_fill
@@ -498,7 +501,18 @@ changes_with_fills as (
         case
             when lag(sort_key) over newest_first = sort_key
                 then lag(filled_image) over newest_first
-        end as fill_of_change
+        end as fill_of_change,
+        -- The newest landing run among the key's changes up to this one, and among all of them.
+        max(change_landing_run) over (
+            partition by source_system, source_name, source_table, key_json
+            order by sort_key desc, is_fill desc
+            rows between current row and unbounded following
+        ) as landing_run_so_far,
+        max(change_landing_run) over (
+            partition by source_system, source_name, source_table, key_json
+            order by sort_key desc, is_fill desc
+            rows between unbounded preceding and unbounded following
+        ) as key_landing_run
     from changes_and_fills
     window newest_first as (
         partition by source_system, source_name, source_table, key_json
@@ -596,17 +610,37 @@ timed_transitions as (
     where not repeats_previous_state
 ),
 
-versions as (
+ended_versions as (
+    -- A version reflects the key's changes up to the one that ends it (the next transition), so
+    -- a change that sorts after that leaves it as it is; the open version, and one whose
+    -- valid_from a later version's time set, reflect every change of the key.
     select
         *,
         lag(effective_at) over newest_first as valid_to,
         coalesce(lag(op) over newest_first = 'delete', false) as closed_by_delete,
-        row_number() over newest_first = 1 as is_current
+        row_number() over newest_first = 1 as is_current,
+        case
+            when effective_at < committed_at then key_landing_run
+            else coalesce(lag(landing_run_so_far) over newest_first, key_landing_run)
+        end as reflected_landing_run
     from timed_transitions
     window newest_first as (
         partition by source_system, source_name, source_table, key_json
         order by sort_key desc
     )
+),
+
+versions as (
+    -- Never less than an earlier version's: the versions a run changes are the key's newest
+    -- ones, from the first it changed (the rows the run's tests read).
+    select
+        *,
+        max(reflected_landing_run) over (
+            partition by source_system, source_name, source_table, key_json
+            order by sort_key desc
+            rows between current row and unbounded following
+        ) as last_landing_run
+    from ended_versions
 ),
 
 recomputed_versions as (

@@ -1,0 +1,78 @@
+"""A run rewrites only the versions its changes reach: a version reflects its key's changes up to
+the one that ends it, so an update in source order rewrites the key's open version and adds the
+new one, and a late change rewrites the versions from the one it now ends; the older versions
+keep the landing run that wrote them. A full refresh gives every version the same landing run
+as the incremental runs did."""
+
+from __future__ import annotations
+
+import re
+
+from tests.conftest import Pipeline
+from tests.e2e.test_test_scope import item_event, land_wave
+
+WRITTEN = re.compile(r"cdc_history: (\d+) versions written, (\d+) removed")
+
+
+def runs_by_position(pipeline: Pipeline, key_json: str) -> list[tuple[str, int]]:
+    """The key's versions in source order: its name, the landing run it reflects."""
+    versions = sorted(
+        (row for row in pipeline.rows("cdc_history") if row["key_json"] == key_json),
+        key=lambda row: row["sort_key"],
+    )
+    return [(row["row_json"], row["last_landing_run"]) for row in versions]
+
+
+def run_writing(pipeline: Pipeline, capsys) -> tuple[int, int]:
+    """`cdcw run` with its dbt tests (scoped to the rows it rewrote); the versions it wrote and
+    removed."""
+    capsys.readouterr()
+    assert pipeline.cdcw("run") == 0
+    (counts,) = WRITTEN.findall(capsys.readouterr().err)
+    return int(counts[0]), int(counts[1])
+
+
+def name(value: str) -> str:
+    return f'{{"id":1,"name":"{value}"}}'
+
+
+def test_a_run_rewrites_only_the_versions_its_changes_reach(java_available, tmp_path, capsys):
+    pipeline = Pipeline(tmp_path)
+    land_wave(
+        pipeline,
+        "wave-1",
+        [
+            item_event(1, "a", 5),
+            item_event(1, "b", 20),
+            item_event(1, "c", 30),
+            item_event(2, "other", 6),
+        ],
+    )
+    assert run_writing(pipeline, capsys) == (4, 0)
+
+    # In source order: the open version is closed, the new one added, the others left.
+    land_wave(pipeline, "wave-2", [item_event(1, "d", 40)])
+    assert run_writing(pipeline, capsys) == (2, 0)
+    assert runs_by_position(pipeline, '{"id":1}') == [
+        (name("a"), 1),
+        (name("b"), 1),
+        (name("c"), 2),
+        (name("d"), 2),
+    ]
+
+    # Late: it ends "b" now, so "b" and every later version reflect this run; "a" does not.
+    land_wave(pipeline, "wave-3", [item_event(1, "late", 25)])
+    assert run_writing(pipeline, capsys) == (4, 0)
+    incremental = runs_by_position(pipeline, '{"id":1}')
+    assert incremental == [
+        (name("a"), 1),
+        (name("b"), 3),
+        (name("late"), 3),
+        (name("c"), 3),
+        (name("d"), 3),
+    ]
+    assert runs_by_position(pipeline, '{"id":2}') == [('{"id":2,"name":"other"}', 1)]
+
+    history_before = sorted(map(repr, pipeline.rows("cdc_history")))
+    assert pipeline.cdcw("dbt", "build", "--full-refresh") == 0
+    assert sorted(map(repr, pipeline.rows("cdc_history"))) == history_before
