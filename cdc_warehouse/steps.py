@@ -413,11 +413,29 @@ def families_to_build(
     return families
 
 
+# The typed models of one family's tables (meta.cdc_source in their yml, typed_table.sql).
+TYPED_MODELS_OF = "config.meta.cdc_source.source_system:{family}"
+# dbt warns of each selection criterion that matches nothing: a family without typed models.
+SILENT_EMPTY_CRITERIA = '{"silence": ["NoNodesForSelectionCriteria"]}'
+
+
 def family_selection(families: Sequence[Family] | None) -> list[str]:
-    """dbt arguments that build `families` and everything downstream of them."""
+    """dbt arguments that build `families` and everything downstream of them, except the typed
+    models of the other families' tables: a build of `families` writes no row of those tables,
+    so their views would compile to what they are and their tests would read no row."""
+    from python_udfs.families import FAMILIES
+
     if families is None:
         return []
-    return ["--select", " ".join(f"{family.models.staging}+" for family in families)]
+    others = [family for family in FAMILIES if family not in families]
+    return [
+        "--select",
+        " ".join(f"{family.models.staging}+" for family in families),
+        "--exclude",
+        " ".join(TYPED_MODELS_OF.format(family=family.name) for family in others),
+        "--warn-error-options",
+        SILENT_EMPTY_CRITERIA,
+    ]
 
 
 def build_fingerprint(build_args: Sequence[str], settings: Settings) -> str:
@@ -451,7 +469,8 @@ def build_new_landings(
     if not build_record.outlives_build(last, digest, build_args, settings.always_build):
         build_record.forget(settings.dbt_dir)
     families = families_to_build(spark, settings, last, digest, build_args)
-    chosen = [*build_args, *family_selection(families)]
+    # The caller's own options after the selection's: dbt takes an option's last value.
+    chosen = [*family_selection(families), *build_args]
     floor = processed_floor(last, digest, build_args)
     interpreted = builds_few_lines(last, digest, report, build_args, settings)
     tested = tested_through(spark, settings, last)

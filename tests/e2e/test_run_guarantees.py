@@ -416,13 +416,28 @@ def test_the_marts_equal_those_of_uninterrupted_runs(reference, interrupted):
     assert interrupted["facts"]["history"] == reference["history"]
 
 
+# The sample's typed models (models/marts/typed/_typed.yml) are all of Datastream tables.
+DATASTREAM_TYPED_MODELS = (
+    "shop_products_current",
+    "shop_products_history",
+    "public_accounts_current",
+    "public_accounts_history",
+)
+
+
 @pytest.mark.parametrize("run", ["uninterrupted", "after killed runs"])
 def test_a_run_builds_only_the_families_with_new_lines(reference, interrupted, run):
     """The second wave's run, and the run that finishes it after the killed ones (they leave
     the first wave's build record in place, behind their landing runs)."""
     built = reference["built"] if run == "uninterrupted" else interrupted["recovered"]
-    assert {"int_debezium__events", "int_pgoutput__messages", "cdc_history"} <= built
+    assert {"int_debezium__events", "int_pgoutput__messages", "cdc_history", "cdc_current"} <= built
     assert not built & {"int_spanner__records", "int_datastream__events", "cdc_spanner_streams"}
+    # The typed models of Datastream's tables (models/marts/typed/_typed.yml), though they read
+    # cdc_current and cdc_history, and their tests: the build wrote none of those tables' rows.
+    assert not built & {
+        *DATASTREAM_TYPED_MODELS,
+        *(f"typed_values_fit_{model}_" for model in DATASTREAM_TYPED_MODELS),
+    }
 
 
 # Models that read the lines (or rows) after the last successful build's landing run when

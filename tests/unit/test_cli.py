@@ -19,6 +19,7 @@ from cdc_warehouse.settings import (
     load_settings,
 )
 from python_udfs.datastream import KEYLESS_BASES
+from python_udfs.families import BY_NAME
 
 
 def settings_in(tmp_path: Path) -> Settings:
@@ -315,6 +316,19 @@ def test_a_build_chooses_its_families_only_after_a_like_build(tmp_path):
         assert steps.families_to_build(no_spark, settings, record, "same", chosen) is None
     assert steps.families_to_build(no_spark, settings, record, "same", ["--full-refresh"]) is None
     assert steps.family_selection(None) == []
+
+
+def test_a_family_build_leaves_out_the_typed_models_of_the_other_families():
+    """Every other family's typed models are excluded by their yml's meta, whether or not the
+    project has any (dbt's warning of a criterion that matches nothing silenced)."""
+    selection = steps.family_selection([BY_NAME["debezium"], BY_NAME["pgoutput"]])
+    assert selection[:2] == ["--select", "stg_debezium__lines+ stg_pgoutput__lines+"]
+    assert selection[2:4] == [
+        "--exclude",
+        "config.meta.cdc_source.source_system:spanner"
+        " config.meta.cdc_source.source_system:datastream",
+    ]
+    assert selection[4:] == ["--warn-error-options", steps.SILENT_EMPTY_CRITERIA]
 
 
 def test_an_unforeseen_failure_is_one_sentence_and_exit_4_with_the_traceback_in_a_file(
