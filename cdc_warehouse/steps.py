@@ -5,6 +5,7 @@ families, which rows its tests read, skipped when nothing changed)."""
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -415,27 +416,42 @@ def families_to_build(
 
 # The typed models of one family's tables (meta.cdc_source in their yml, typed_table.sql).
 TYPED_MODELS_OF = "config.meta.cdc_source.source_system:{family}"
-# dbt warns of each selection criterion that matches nothing: a family without typed models.
-SILENT_EMPTY_CRITERIA = '{"silence": ["NoNodesForSelectionCriteria"]}'
 
 
-def family_selection(families: Sequence[Family] | None) -> list[str]:
+def families_with_typed_models(manifest: Path) -> set[str]:
+    """The families some typed model reads a table of, from the manifest dbt wrote (empty when
+    there is none to read)."""
+    try:
+        nodes = json.loads(manifest.read_text())["nodes"].values()
+    except (OSError, ValueError, KeyError, AttributeError):
+        return set()
+    typed = set()
+    for node in nodes:
+        source = (node.get("config") or {}).get("meta", {}).get("cdc_source")
+        if node.get("resource_type") == "model" and isinstance(source, dict):
+            typed.add(str(source.get("source_system")))
+    return typed
+
+
+def family_selection(families: Sequence[Family] | None, typed_families: set[str]) -> list[str]:
     """dbt arguments that build `families` and everything downstream of them, except the typed
-    models of the other families' tables: a build of `families` writes no row of those tables,
-    so their views would compile to what they are and their tests would read no row."""
+    models of the other families' tables (of `typed_families`, the families that have any: a
+    criterion that matches nothing is a dbt warning, an error under --warn-error): a build of
+    `families` writes no row of those tables, so their views would compile to what they are and
+    their tests would read no row."""
     from python_udfs.families import FAMILIES
 
     if families is None:
         return []
-    others = [family for family in FAMILIES if family not in families]
-    return [
-        "--select",
-        " ".join(f"{family.models.staging}+" for family in families),
-        "--exclude",
-        " ".join(TYPED_MODELS_OF.format(family=family.name) for family in others),
-        "--warn-error-options",
-        SILENT_EMPTY_CRITERIA,
+    selection = ["--select", " ".join(f"{family.models.staging}+" for family in families)]
+    idle = [
+        family.name
+        for family in FAMILIES
+        if family not in families and family.name in typed_families
     ]
+    if idle:
+        selection += ["--exclude", " ".join(TYPED_MODELS_OF.format(family=name) for name in idle)]
+    return selection
 
 
 def build_fingerprint(build_args: Sequence[str], settings: Settings) -> str:
@@ -469,8 +485,9 @@ def build_new_landings(
     if not build_record.outlives_build(last, digest, build_args, settings.always_build):
         build_record.forget(settings.dbt_dir)
     families = families_to_build(spark, settings, last, digest, build_args)
-    # The caller's own options after the selection's: dbt takes an option's last value.
-    chosen = [*family_selection(families), *build_args]
+    # The last build's manifest, of this project: the build record's fingerprint is this one's.
+    typed_families = families_with_typed_models(settings.dbt_dir / "target" / "manifest.json")
+    chosen = [*build_args, *family_selection(families, typed_families)]
     floor = processed_floor(last, digest, build_args)
     interpreted = builds_few_lines(last, digest, report, build_args, settings)
     tested = tested_through(spark, settings, last)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -315,20 +316,37 @@ def test_a_build_chooses_its_families_only_after_a_like_build(tmp_path):
     for chosen in (["--select", "cdc_history"], ["--exclude=stg_spanner__lines"], ["-s", "x"]):
         assert steps.families_to_build(no_spark, settings, record, "same", chosen) is None
     assert steps.families_to_build(no_spark, settings, record, "same", ["--full-refresh"]) is None
-    assert steps.family_selection(None) == []
+    assert steps.family_selection(None, {"datastream"}) == []
 
 
 def test_a_family_build_leaves_out_the_typed_models_of_the_other_families():
-    """Every other family's typed models are excluded by their yml's meta, whether or not the
-    project has any (dbt's warning of a criterion that matches nothing silenced)."""
-    selection = steps.family_selection([BY_NAME["debezium"], BY_NAME["pgoutput"]])
-    assert selection[:2] == ["--select", "stg_debezium__lines+ stg_pgoutput__lines+"]
-    assert selection[2:4] == [
+    """Of the other families, those with typed models (a criterion that matches nothing would be
+    a dbt warning, an error under --warn-error)."""
+    built = [BY_NAME["debezium"], BY_NAME["pgoutput"]]
+    selection = steps.family_selection(built, {"datastream", "debezium", "spanner"})
+    assert selection == [
+        "--select",
+        "stg_debezium__lines+ stg_pgoutput__lines+",
         "--exclude",
         "config.meta.cdc_source.source_system:spanner"
         " config.meta.cdc_source.source_system:datastream",
     ]
-    assert selection[4:] == ["--warn-error-options", steps.SILENT_EMPTY_CRITERIA]
+    assert steps.family_selection(built, {"debezium"}) == selection[:2]
+
+
+def test_the_families_with_typed_models_are_read_from_dbts_manifest(tmp_path):
+    manifest = tmp_path / "manifest.json"
+    assert steps.families_with_typed_models(manifest) == set()
+    manifest.write_text("not json")
+    assert steps.families_with_typed_models(manifest) == set()
+    typed = {"config": {"meta": {"cdc_source": {"source_system": "datastream"}}}}
+    nodes = {
+        "model.p.shop_products_current": {"resource_type": "model", **typed},
+        "test.p.typed_values_fit_shop_products_current_": {"resource_type": "test", **typed},
+        "model.p.cdc_history": {"resource_type": "model", "config": {"meta": {}}},
+    }
+    manifest.write_text(json.dumps({"nodes": nodes}))
+    assert steps.families_with_typed_models(manifest) == {"datastream"}
 
 
 def test_an_unforeseen_failure_is_one_sentence_and_exit_4_with_the_traceback_in_a_file(
