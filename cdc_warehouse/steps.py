@@ -485,8 +485,13 @@ def build_new_landings(
     if not build_record.outlives_build(last, digest, build_args, settings.always_build):
         build_record.forget(settings.dbt_dir)
     families = families_to_build(spark, settings, last, digest, build_args)
-    # The last build's manifest, of this project: the build record's fingerprint is this one's.
-    typed_families = families_with_typed_models(settings.dbt_dir / "target" / "manifest.json")
+    # Read only for a build of some families, from the last build's manifest: of this project,
+    # as the build record's fingerprint is this one's.
+    typed_families = (
+        set()
+        if families is None
+        else families_with_typed_models(settings.dbt_dir / "target" / "manifest.json")
+    )
     chosen = [*build_args, *family_selection(families, typed_families)]
     floor = processed_floor(last, digest, build_args)
     interpreted = builds_few_lines(last, digest, report, build_args, settings)
