@@ -10,12 +10,14 @@ TEST_WORKERS ?= 2
 
 .PHONY: install run test lint unit clean
 
-$(STAMP): pyproject.toml constraints.txt cdc_warehouse/table_format.py
+$(STAMP): pyproject.toml constraints.txt cdc_warehouse/table_format.py \
+		cdc_warehouse/local_file_system.py $(wildcard cdc_warehouse/jvm/*/*/*.java)
 	@$(PYTHON) -m cdc_warehouse.prereqs
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet --constraint constraints.txt --editable '.[dev]'
-	@# The Delta Lake jars, into jars/ (Spark's resolver is chatty: its output goes to a log).
+	@# The Delta Lake jars, and the local file system's built from cdc_warehouse/jvm, into jars/
+	@# (Spark's resolver is chatty: its output goes to a log).
 	@$(BIN)/python -m cdc_warehouse.table_format > $(VENV)/jars.log 2>&1 \
 		|| { cat $(VENV)/jars.log; exit 1; }
 	@touch $(STAMP)

@@ -37,6 +37,27 @@ def java_executable() -> str | None:
     return shutil.which("java")
 
 
+def jdk_tool(name: str) -> str | None:
+    """A JDK tool (`javac`, `jar`) of the Java that runs Spark: beside its `java`, symbolic
+    links followed (Debian's /usr/bin/java points into the JDK)."""
+    java = java_executable()
+    if java is None:
+        return None
+    candidate = os.path.join(os.path.dirname(os.path.realpath(java)), name)
+    return candidate if os.access(candidate, os.X_OK) else None
+
+
+def jdk_problem() -> str | None:
+    """The install step compiles the project's Java (cdc_warehouse/local_file_system.py)."""
+    if java_executable() is None or jdk_tool("javac") is not None:
+        return None
+    return (
+        f"{java_executable()} has no `javac` beside it: the install step compiles Java with a "
+        "JDK. On Debian/Ubuntu `apt-get install openjdk-17-jdk-headless`, or set JAVA_HOME to "
+        "a JDK."
+    )
+
+
 def parse_java_major(version_output: str) -> int | None:
     """`java -version` prints e.g. 'openjdk version "17.0.15"' or '"1.8.0_392"'."""
     match = re.search(r'version "(\d+)(?:\.(\d+))?', version_output)
@@ -54,7 +75,7 @@ def java_problem() -> str | None:
     if java is None:
         return (
             "Java was not found (no JAVA_HOME, no `java` on PATH). Spark needs Java "
-            f"{MIN_JAVA}+: on Debian/Ubuntu `apt-get install openjdk-17-jre-headless`."
+            f"{MIN_JAVA}+: on Debian/Ubuntu `apt-get install openjdk-17-jdk-headless`."
         )
     result = subprocess.run([java, "-version"], capture_output=True, text=True, check=False)
     output = result.stderr + result.stdout
@@ -74,7 +95,8 @@ def problems(java: bool = True) -> list[str]:
 
 
 def main() -> int:
-    found = problems()
+    """The install step's check: what a run needs, and a JDK to compile with."""
+    found = [*problems(), *filter(None, [jdk_problem()])]
     for problem in found:
         print(f"cdcw: {problem}", file=sys.stderr)
     return 1 if found else 0

@@ -9,6 +9,7 @@ pinned in constraints.txt beside pyspark, so the Python API and the jars always 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -19,16 +20,19 @@ from pathlib import Path
 import pyspark
 from pyspark.sql import SparkSession
 
+from cdc_warehouse import local_file_system
 from cdc_warehouse.settings import PROJECT_DIR, JarsMissing
 
 JARS_DIR = PROJECT_DIR / "jars"
 SCALA_VERSION = "2.13"
 
 # Every session's Delta settings: its SQL (MERGE, time travel, VACUUM ...) and its catalog,
-# which makes `create table ... using delta` a Delta table in the Hive metastore.
+# which makes `create table ... using delta` a Delta table in the Hive metastore; and the local
+# file system its files are written through.
 SESSION_CONF = {
     "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
     "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+    **local_file_system.SESSION_CONF,
 }
 
 
@@ -119,10 +123,16 @@ def artifacts() -> list[tuple[str, str, str]]:
     ]
 
 
-def jar_paths(directory: Path | None = None) -> list[Path]:
-    """Where the jars are: `directory`, by default the project's `jars/`."""
+def fetched_jar_paths(directory: Path | None = None) -> list[Path]:
+    """Where the fetched jars (`artifacts`) are: `directory`, by default the project's `jars/`."""
     directory = directory or JARS_DIR
     return [directory / f"{artifact}-{release}.jar" for _, artifact, release in artifacts()]
+
+
+def jar_paths(directory: Path | None = None) -> list[Path]:
+    """Every jar a session needs: the fetched ones, then the local file system's, which the
+    install step builds."""
+    return [*fetched_jar_paths(directory), (directory or JARS_DIR) / local_file_system.JAR_NAME]
 
 
 def session_jars(directory: Path | None = None) -> str:
@@ -130,8 +140,8 @@ def session_jars(directory: Path | None = None) -> str:
     missing = [path for path in jar_paths(directory) if not path.is_file()]
     if missing:
         raise JarsMissing(
-            f"the Delta Lake jars {', '.join(path.name for path in missing)} are not in "
-            f"{missing[0].parent}; `make install` fetches them"
+            f"the jars {', '.join(path.name for path in missing)} are not in "
+            f"{missing[0].parent}; `make install` fetches and builds them"
         )
     return ",".join(str(path) for path in jar_paths(directory))
 
@@ -139,7 +149,10 @@ def session_jars(directory: Path | None = None) -> str:
 def submit_options(directory: Path | None = None) -> list[str]:
     """spark-submit's options for a Spark process of ours that cdcw does not start, e.g. a
     Spark Connect server (docs/operations.md, Spark Connect)."""
-    options = ["--jars", session_jars(directory)]
+    jars = session_jars(directory)
+    # Also on its driver's class path from the start: spark-submit reads `--jars` through the
+    # file system the settings name, before it loads them.
+    options = ["--jars", jars, "--driver-class-path", jars.replace(",", os.pathsep)]
     for key, value in SESSION_CONF.items():
         options += ["--conf", f"{key}={value}"]
     return options
@@ -147,8 +160,8 @@ def submit_options(directory: Path | None = None) -> list[str]:
 
 def fetch(directory: Path | None = None) -> list[Path]:
     """Resolve the artifacts with Spark's Ivy into a scratch cache and keep the jars named by
-    `jar_paths`; those already present are not fetched again."""
-    wanted = jar_paths(directory)
+    `fetched_jar_paths`; those already present are not fetched again."""
+    wanted = fetched_jar_paths(directory)
     if all(path.is_file() for path in wanted):
         return wanted
     wanted[0].parent.mkdir(parents=True, exist_ok=True)
@@ -170,12 +183,12 @@ def fetch(directory: Path | None = None) -> list[Path]:
 
 
 def main(argv: list[str]) -> int:
-    """Fetch the jars (the install step); `--submit-options`: print spark-submit's options for
-    a Spark process of ours that cdcw does not start."""
+    """Fetch and build the jars (the install step); `--submit-options`: print spark-submit's
+    options for a Spark process of ours that cdcw does not start."""
     if argv == ["--submit-options"]:
         print(" ".join(submit_options()))
         return 0
-    for path in fetch():
+    for path in [*fetch(), local_file_system.build(JARS_DIR)]:
         print(f"cdcw: {path.relative_to(PROJECT_DIR)}", file=sys.stderr)
     return 0
 

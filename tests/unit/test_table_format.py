@@ -1,15 +1,17 @@
-"""The Delta Lake jars and settings: names derived from the installed packages, a clear error
-when the install step has not fetched them. No Spark."""
+"""The session's jars and settings: Delta Lake's, names derived from the installed packages,
+and the local file system's, built from the project's Java; a clear error when the install step
+has not fetched or built them. No Spark."""
 
 from __future__ import annotations
 
+import zipfile
 from importlib.metadata import version
 from pathlib import Path
 
 import pyspark
 import pytest
 
-from cdc_warehouse import cli, table_format
+from cdc_warehouse import cli, local_file_system, prereqs, table_format
 from cdc_warehouse.settings import JarsMissing, load_settings
 from cdc_warehouse.spark import session_conf
 
@@ -20,7 +22,9 @@ def test_the_jars_match_the_installed_delta_package_and_spark_minor():
     assert [path.name for path in table_format.jar_paths(Path("/x"))] == [
         f"delta-spark_{spark_minor}_2.13-{delta}.jar",
         f"delta-storage-{delta}.jar",
+        local_file_system.JAR_NAME,
     ]
+    assert table_format.fetched_jar_paths(Path("/x")) == table_format.jar_paths(Path("/x"))[:2]
 
 
 def test_missing_jars_are_named_with_the_command_that_fetches_them(tmp_path):
@@ -38,7 +42,7 @@ def test_cdcw_reports_missing_jars_in_one_sentence(monkeypatch, capsys, tmp_path
     monkeypatch.setenv("CDC_WAREHOUSE_DIR", str(tmp_path / "warehouse"))
     assert cli.main(["land"]) == 1
     said = capsys.readouterr().err
-    assert said.startswith("cdcw: the Delta Lake jars") and "Traceback" not in said
+    assert said.startswith("cdcw: the jars") and "Traceback" not in said
 
 
 def test_every_driver_session_loads_delta_and_its_jars():
@@ -50,6 +54,43 @@ def test_every_driver_session_loads_delta_and_its_jars():
 
 def test_a_spark_process_we_do_not_start_gets_the_same_jars_and_settings():
     options = table_format.submit_options()
-    assert options[:2] == ["--jars", table_format.session_jars()]
+    assert options[:4] == [
+        "--jars",
+        table_format.session_jars(),
+        "--driver-class-path",
+        ":".join(str(path) for path in table_format.jar_paths()),
+    ]
     for key, value in table_format.SESSION_CONF.items():
         assert f"{key}={value}" in options
+
+
+def test_the_install_step_builds_the_local_file_systems_jar(tmp_path):
+    jar = local_file_system.build(tmp_path)
+    assert jar == tmp_path / local_file_system.JAR_NAME
+    with zipfile.ZipFile(jar) as built:
+        classes = {name for name in built.namelist() if name.endswith(".class")}
+    named = {
+        value.replace(".", "/") + ".class" for value in local_file_system.SESSION_CONF.values()
+    }
+    assert named <= classes
+    assert [path.name for path in tmp_path.iterdir()] == [local_file_system.JAR_NAME]
+
+
+def test_a_java_without_a_jdk_beside_it_is_named_with_the_package_to_install(tmp_path, monkeypatch):
+    bin_dir = tmp_path / "jre" / "bin"
+    bin_dir.mkdir(parents=True)
+    java = bin_dir / "java"
+    java.write_text("#!/bin/sh\n")
+    java.chmod(0o755)
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path / "jre"))
+    assert prereqs.jdk_tool("javac") is None
+    with pytest.raises(JarsMissing) as missing:
+        local_file_system.build(tmp_path / "jars")
+    assert "openjdk-17-jdk-headless" in str(missing.value)
+    assert "openjdk-17-jdk-headless" in (prereqs.jdk_problem() or "")
+
+    javac = bin_dir / "javac"
+    javac.write_text("#!/bin/sh\n")
+    javac.chmod(0o755)
+    assert prereqs.jdk_tool("javac") == str(javac)
+    assert prereqs.jdk_problem() is None
