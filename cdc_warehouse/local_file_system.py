@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pyspark
 
-from cdc_warehouse.prereqs import jdk_tool
+from cdc_warehouse.prereqs import java_problem, jdk_problem, jdk_tool
 from cdc_warehouse.settings import JarsMissing
 
 JAR_NAME = "cdc-warehouse-local-fs.jar"
-SOURCES = sorted((Path(__file__).parent / "jvm").rglob("*.java"))
+SOURCES_DIR = Path(__file__).parent / "jvm"
 JAVA_RELEASE = "17"
 # Hadoop's settings (`spark.hadoop.*` reach every driver's and executor's Hadoop configuration):
 # the FileSystem API's implementation of `file:` and the FileContext API's.
@@ -42,17 +42,14 @@ def build(jars_dir: Path) -> Path:
     """Compile the sources into `jars_dir`/JAR_NAME, replaced whole once written."""
     javac, jar_tool = jdk_tool("javac"), jdk_tool("jar")
     if javac is None or jar_tool is None:
-        raise JarsMissing(
-            "the install step compiles cdc_warehouse/jvm with a JDK's javac and jar, "
-            "not found beside java: on Debian/Ubuntu `apt-get install openjdk-17-jdk-headless`"
-        )
+        raise JarsMissing(jdk_problem() or java_problem() or f"no `jar` beside {javac}")
     jars_dir.mkdir(parents=True, exist_ok=True)
     target = jars_dir / JAR_NAME
     partial = jars_dir / f".{JAR_NAME}.partial"
     with tempfile.TemporaryDirectory(prefix="cdcw-jvm-") as classes:
         compile_sources = [javac, "--release", JAVA_RELEASE, "-Xlint:all", "-Werror"]
         compile_sources += ["-classpath", str(hadoop_client_api()), "-d", classes]
-        run_tool([*compile_sources, *map(str, SOURCES)])
+        run_tool([*compile_sources, *map(str, sorted(SOURCES_DIR.rglob("*.java")))])
         run_tool([jar_tool, "--create", "--file", str(partial), "-C", classes, "."])
     os.replace(partial, target)
     return target

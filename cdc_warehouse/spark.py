@@ -120,11 +120,9 @@ def session_conf(settings: Settings) -> dict[str, str]:
         "spark.ui.port": str(settings.spark_ui_port),
         "spark.ui.showConsoleProgress": "false",
     }
-    # The driver also loads Delta from its own classpath: the Thrift server's JDBC sessions
-    # resolve the catalog class without the loader of `spark.jars` (ClassNotFoundException).
     conf["spark.driver.extraClassPath"] = os.pathsep.join(
         path
-        for path in (*conf["spark.jars"].split(","), conf.get("spark.driver.extraClassPath"))
+        for path in (table_format.driver_class_path(), conf.get("spark.driver.extraClassPath"))
         if path
     )
     if settings.executor_memory:

@@ -146,13 +146,23 @@ def session_jars(directory: Path | None = None) -> str:
     return ",".join(str(path) for path in jar_paths(directory))
 
 
+def driver_class_path(directory: Path | None = None) -> str:
+    """The same jars on a driver's own class path, from its JVM's start: Spark reads
+    `spark.jars` through the file system the settings name before it loads them (decision
+    019), and the Thrift server's JDBC sessions resolve Delta's catalog class without their
+    loader."""
+    return session_jars(directory).replace(",", os.pathsep)
+
+
 def submit_options(directory: Path | None = None) -> list[str]:
     """spark-submit's options for a Spark process of ours that cdcw does not start, e.g. a
     Spark Connect server (docs/operations.md, Spark Connect)."""
-    jars = session_jars(directory)
-    # Also on its driver's class path from the start: spark-submit reads `--jars` through the
-    # file system the settings name, before it loads them.
-    options = ["--jars", jars, "--driver-class-path", jars.replace(",", os.pathsep)]
+    options = [
+        "--jars",
+        session_jars(directory),
+        "--driver-class-path",
+        driver_class_path(directory),
+    ]
     for key, value in SESSION_CONF.items():
         options += ["--conf", f"{key}={value}"]
     return options

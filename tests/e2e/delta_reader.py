@@ -8,7 +8,6 @@ appears; then one last read of each. Used by test_run_guarantees.py.
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -37,11 +36,8 @@ SMALL_TABLE_CONF = {
 def main(argv: list[str]) -> int:
     *tables, reads_file, stop_file = argv
     builder = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
-    jars = table_format.session_jars()
-    # On the driver's class path from the start too: Spark reads `spark.jars` through the file
-    # system the settings name before it loads them (docs/decisions/019).
-    builder = builder.config("spark.jars", jars)
-    builder = builder.config("spark.driver.extraClassPath", jars.replace(",", os.pathsep))
+    builder = builder.config("spark.jars", table_format.session_jars())
+    builder = builder.config("spark.driver.extraClassPath", table_format.driver_class_path())
     for key, value in {**table_format.SESSION_CONF, **SMALL_TABLE_CONF}.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
