@@ -3,8 +3,9 @@
     project's `spark__` macro over the one dbt or the adapter ships; so these replace them
     everywhere, with no config naming them.
     - `spark__get_merge_sql`: the MERGE of the `merge` incremental strategy. dbt-spark's updates
-      and inserts only; this one deletes too, skips unchanged rows and prunes the target's
-      partitions (docs/decisions/006). dbt-spark's own: package dbt-spark,
+      and inserts only; this one deletes too, skips unchanged rows, prunes the target's
+      partitions and is left out when the model found nothing to merge (docs/decisions/006).
+      dbt-spark's own: package dbt-spark,
       dbt/include/spark/macros/materializations/incremental/strategies.sql.
     - `spark__get_where_subquery`: the relation a generic test reads. dbt-spark has none, so
       dbt's `default__get_where_subquery` would apply (package dbt-adapters,
@@ -21,8 +22,13 @@
     few says so (`broadcast_merge_source`), and the MERGE broadcasts them; one that names the
     partitions or keys its rows lie in (`merge_only_into_partitions`, `merge_only_into_keys`) has
     the MERGE read only those target rows. With config `merge_null_safe_keys`, a NULL key column
-    matches NULL (a key that may be unknown, such as a column's source type). -#}
+    matches NULL (a key that may be unknown, such as a column's source type). A model that found
+    nothing to merge (`nothing_to_merge`) gets a statement that reads and writes nothing in the
+    MERGE's place. -#}
 {% macro spark__get_merge_sql(target, source, unique_key, dest_columns, incremental_predicates) -%}
+    {%- if merge_source_is_empty(model.get('compiled_code', '')) -%}
+        {{ return("select 'nothing to merge into " ~ target ~ "' as outcome") }}
+    {%- endif -%}
     {%- set columns = adapter.get_columns_in_relation(target) | map(attribute='quoted') | list -%}
     {%- set keys = [unique_key] if unique_key is string else unique_key -%}
     {%- set removal_flag = 'is_removed' if config.get('merge_deletes_flagged_rows') else none -%}

@@ -27,13 +27,25 @@
 {#- It reads every row of cdc_history it has not processed, so it processes what that has. -#}
 {%- do record_watermark(mart_watermark(ref('cdc_history'), 'last_landing_run')) %}
 {%- set touched = [] %}
+{%- set recomputed_version_count = none %}
 {%- if is_incremental() %}
     {%- set recomputed = 'last_landing_run > ' ~ processed_through %}
-    {%- set touched = distinct_values(ref('cdc_history'), 'key_cohort', recomputed) %}
     {#- At most one row merged per recomputed version. -#}
-    {%- set recomputed_version_count = count_rows(ref('cdc_history'), recomputed) %}
+    {%- set recomputed_version_count = count_rows(ref('cdc_history'), recomputed) | int %}
+    {%- if recomputed_version_count > 0 %}
+        {%- set touched = distinct_values(ref('cdc_history'), 'key_cohort', recomputed) %}
+    {%- endif %}
 {%- endif %}
 
+{#- A run in which cdc_history rewrote no version has nothing to merge (`nothing_to_merge`). -#}
+{%- if recomputed_version_count == 0 %}
+    {{ nothing_to_merge() }}
+    select
+        *,
+        false as is_removed
+    from {{ this }}
+    where false
+{%- else %}
 {{ merge_only_into_partitions('key_cohort', touched) }}
 {{ broadcast_merge_source(recomputed_version_count) if is_incremental() }}
 with recomputed_versions as (
@@ -138,3 +150,4 @@ open_versions as (
 {%- endif %}
 
 select * from final
+{%- endif %}

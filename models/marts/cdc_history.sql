@@ -91,14 +91,19 @@
         {%- endif %}
     {%- endset %}
     {%- set changed_keys = cached_view('cdc_history__changed_keys', changed_keys_query) %}
-    {%- set touched = distinct_values(changed_keys, 'key_cohort', 'true') %}
     {%- set changed_key_count = count_rows(changed_keys, 'true') %}
-    {%- set predecessor_cohorts = distinct_values(
-        ref('int_cdc__key_successions'),
-        'predecessor_key_cohort',
-        in_values('key_cohort', touched)
-    ) %}
+    {%- if changed_key_count > 0 %}
+        {%- set touched = distinct_values(changed_keys, 'key_cohort', 'true') %}
+        {%- set predecessor_cohorts = distinct_values(
+            ref('int_cdc__key_successions'),
+            'predecessor_key_cohort',
+            in_values('key_cohort', touched)
+        ) %}
+    {%- endif %}
 {%- endif %}
+{#- A run with no key to recompute has nothing to merge (`nothing_to_merge`): no version of any
+    key changes, so it caches, reads and merges nothing. -#}
+{%- set nothing_changed = is_incremental() and changed_key_count == 0 %}
 {%- set changed_keys_hint = broadcast_hint('changed_keys', changed_key_count) %}
 {#- The primary key changes of the keys the run recomputes: successor and predecessor key. -#}
 {%- set key_successions_query -%}
@@ -288,30 +293,39 @@
         ) as completed_changes
     ) as flagged_changes
 {%- endset %}
-{#- On disk: at a full build it is the whole change log, which would crowd the heap. A large
-    change log fills its partitions and keeps them; one small enough to broadcast is merged, as
-    an incremental run's changes are (docs/decisions/007). -#}
-{%- set coalesce_sorted_changes = is_incremental() or (
-    count_rows(ref('int_cdc__change_log'), 'true') <= var('cdc_broadcast_max_rows') | int
-) %}
-{%- set sorted_changes = cached_view(
-    'cdc_history__sorted_changes',
-    sorted_changes_query,
-    'DISK_ONLY',
-    coalesce_output=coalesce_sorted_changes
-) %}
-{#- What this run processes: every change the run reads, and every one before; a full build reads
-    the whole change log. -#}
-{%- if is_incremental() %}
-    {%- do record_watermark(
-        [processed_through, max_processed(sorted_changes, 'last_landing_run')] | max
-    ) %}
-    {#- The rows merged: recomputed versions and stored versions of the same keys, each at most
-        one per sorted change. -#}
-    {%- set merged_rows_bound = 2 * count_rows(sorted_changes, 'true') %}
+
+{%- if nothing_changed %}
+    {{ nothing_to_merge() }}
+    select
+        *,
+        false as is_removed
+    from {{ this }}
+    where false
 {%- else %}
-    {%- do record_watermark(max_processed(ref('int_cdc__change_log'), 'landing_run')) %}
-{%- endif %}
+    {#- On disk: at a full build it is the whole change log, which would crowd the heap. A
+        large change log fills its partitions and keeps them; one small enough to broadcast is
+        merged, as an incremental run's changes are (docs/decisions/007). -#}
+    {%- set coalesce_sorted_changes = is_incremental() or (
+        count_rows(ref('int_cdc__change_log'), 'true') <= var('cdc_broadcast_max_rows') | int
+    ) %}
+    {%- set sorted_changes = cached_view(
+        'cdc_history__sorted_changes',
+        sorted_changes_query,
+        'DISK_ONLY',
+        coalesce_output=coalesce_sorted_changes
+    ) %}
+    {#- What this run processes: every change the run reads, and every one before; a full build
+        reads the whole change log. -#}
+    {%- if is_incremental() %}
+        {%- do record_watermark(
+            [processed_through, max_processed(sorted_changes, 'last_landing_run')] | max
+        ) %}
+        {#- The rows merged: recomputed versions and stored versions of the same keys, each at
+            most one per sorted change. -#}
+        {%- set merged_rows_bound = 2 * count_rows(sorted_changes, 'true') %}
+    {%- else %}
+        {%- do record_watermark(max_processed(ref('int_cdc__change_log'), 'landing_run')) %}
+    {%- endif %}
 
 {{ merge_only_into_partitions('key_cohort', touched) }}
 {{ merge_only_into_keys('key_json', changed_keys, 'true', changed_key_count) if is_incremental() }}
@@ -725,3 +739,4 @@ recomputed_versions as (
 {%- endif %}
 
 select * from final
+{%- endif %}

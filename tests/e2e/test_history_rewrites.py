@@ -1,8 +1,9 @@
 """A run rewrites only the versions its changes reach: a version reflects its key's changes up to
 the one that ends it, so an update in source order rewrites the key's open version and adds the
 new one, and a late change rewrites the versions from the one it now ends; the older versions
-keep the landing run that wrote them. A full refresh gives every version the same landing run
-as the incremental runs did.
+keep the landing run that wrote them. A run whose lines change no key (here one the decoder
+rejects) rewrites none and runs no MERGE. A full refresh gives every version the same landing
+run as the incremental runs did.
 
 The first run leaves its dbt tests out (the later runs' tests read the versions they rewrote),
 and the full refresh rebuilds `cdc_history` alone from the change log: the rule under test is
@@ -16,6 +17,7 @@ from tests.conftest import BUILD_WITHOUT_TESTS, Pipeline
 from tests.e2e.test_test_scope import item_event, land_wave
 
 WRITTEN = re.compile(r"cdc_history: (\d+) versions written, (\d+) removed")
+MARTS = ("cdc_history", "cdc_current")
 
 
 def runs_by_position(pipeline: Pipeline, key_json: str) -> list[tuple[str, int]]:
@@ -34,6 +36,13 @@ def run_writing(pipeline: Pipeline, capsys, *args: str) -> tuple[int, int]:
     assert pipeline.cdcw("run", *args) == 0
     (counts,) = WRITTEN.findall(capsys.readouterr().err)
     return int(counts[0]), int(counts[1])
+
+
+def marts_merged_by_last_build(pipeline: Pipeline) -> set[str]:
+    """The marts into which the last dbt command ran a MERGE, from its log."""
+    log = (pipeline.warehouse_dir / "_dbt" / "logs" / "dbt.log").read_text(errors="replace")
+    last = log.split("Running with dbt=")[-1]
+    return {mart for mart in MARTS if f"merge into default.{mart} as target" in last}
 
 
 def name(value: str) -> str:
@@ -63,18 +72,33 @@ def test_a_run_rewrites_only_the_versions_its_changes_reach(java_available, tmp_
         (name("c"), 2),
         (name("d"), 2),
     ]
+    assert marts_merged_by_last_build(pipeline) == set(MARTS)
 
-    # Late: it ends "b" now, so "b" and every later version reflect this run; "a" does not.
+    # A line that changes no key: quarantined, and neither mart runs its MERGE.
+    history_before = sorted(map(repr, pipeline.rows("cdc_history")))
+    current_before = sorted(map(repr, pipeline.rows("cdc_current")))
+    land_wave(pipeline, "wave-2-rejected", ["not an event"])
+    assert run_writing(pipeline, capsys) == (0, 0)
+    assert marts_merged_by_last_build(pipeline) == set()
+    quarantined = [row["file_path"] for row in pipeline.rows("cdc_quarantine")]
+    assert [path for path in quarantined if path.endswith("wave-2-rejected.jsonl")], quarantined
+    assert sorted(map(repr, pipeline.rows("cdc_history"))) == history_before
+    assert sorted(map(repr, pipeline.rows("cdc_current"))) == current_before
+
+    # Late: it ends "b" now, so "b" and every later version reflect this run; "a" does not. The
+    # run that merged nothing left the marts' watermarks where the MERGE before it had put them.
     land_wave(pipeline, "wave-3", [item_event(1, "late", 25)])
     assert run_writing(pipeline, capsys) == (4, 0)
     incremental = runs_by_position(pipeline, '{"id":1}')
     assert incremental == [
         (name("a"), 1),
-        (name("b"), 3),
-        (name("late"), 3),
-        (name("c"), 3),
-        (name("d"), 3),
+        (name("b"), 4),
+        (name("late"), 4),
+        (name("c"), 4),
+        (name("d"), 4),
     ]
+    current = {row["key_json"]: row["row_json"] for row in pipeline.rows("cdc_current")}
+    assert current == {'{"id":1}': name("d"), '{"id":2}': '{"id":2,"name":"other"}'}
     assert runs_by_position(pipeline, '{"id":2}') == [('{"id":2,"name":"other"}', 1)]
 
     history_before = sorted(map(repr, pipeline.rows("cdc_history")))

@@ -16,6 +16,7 @@ SHARED_CONTRACT = {
     "merge_only_into_partitions.sql": {"merge_only_into_partitions", "merged_target_partitions"},
     "merge_only_into_keys.sql": {"merge_only_into_keys", "merged_target_keys"},
     "broadcast_merge_source.sql": {"broadcast_merge_source", "merge_source_is_broadcast"},
+    "nothing_to_merge.sql": {"nothing_to_merge", "merge_source_is_empty"},
 }
 
 
