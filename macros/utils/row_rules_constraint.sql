@@ -1,11 +1,12 @@
-{#- A mart's rules about single rows as one Delta CHECK constraint named `name` (a post-hook):
+{#- A table's rules about single rows as one Delta CHECK constraint named `name` (a post-hook):
     the `not_null` columns hold a value, and each `accepted_values` column (a column name to its
     values) holds one of them. Delta checks every row a write brings, so a row that breaks a
     rule never lands: the write fails with the constraint's name and the row's values, and no
-    build reads the mart to look for such rows (docs/guarantees.md, "Every mart row is
-    complete"). The hook renders the statement only when the table lacks the constraint or holds
-    another version of it (Delta keeps the expression respaced, so spaces do not count); adding
-    it checks the rows already there once. -#}
+    build reads the table to look for such rows, as a dbt test of the same rule would
+    (docs/guarantees.md, "Every mart row is complete"). The hook renders the statement only
+    when the table lacks the constraint or holds another version of it (Delta keeps the
+    expression respaced, so spaces do not count); adding it checks the rows already there
+    once. -#}
 {% macro row_rules_constraint(name, not_null=[], accepted_values={}) -%}
     {%- set rules = [] -%}
     {%- for column in not_null -%}

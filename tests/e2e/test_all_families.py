@@ -29,6 +29,7 @@ from cdc_warehouse.settings import PROJECT_DIR
 from cdc_warehouse.spark import SQL_CONF
 from python_udfs.spanner.column_types import spanner_column_type
 from tests.conftest import SUITE_SHUFFLE_PARTITIONS, Pipeline
+from tests.e2e.test_test_scope import insert_row
 
 from .datastream import oracle as datastream_oracle
 from .datastream import scenario as datastream_scenario
@@ -38,6 +39,24 @@ from .marts import as_mart_text, assert_marts_match, assert_same, assert_same_ma
 from .spanner import oracle as spanner_oracle
 from .spanner import scenario as spanner_scenario
 from .waves import write_wave
+
+# The transaction tables' rules about single rows, Delta CHECK constraints
+# (macros/utils/row_rules_constraint.sql): each table, its rule, the values a row breaking it
+# holds (the other columns NULL).
+TRANSACTION_ROW_RULES = {
+    "cdc_internal.int_debezium__transactions_seen": (
+        "seen_transactions_name_their_server_and_key",
+        {"source_name": "pg_txn"},
+    ),
+    "cdc_internal.int_debezium__transactions": (
+        "debezium_releases_name_their_transaction",
+        {"source_name": "pg_txn"},
+    ),
+    "cdc_internal.int_spanner__transactions": (
+        "spanner_releases_name_their_transaction",
+        {"source_name": "shop_gsql"},
+    ),
+}
 
 
 def pending_of(freshness: list[dict[str, Any]]) -> list[tuple]:
@@ -80,6 +99,18 @@ def test_each_table_numbers_its_keys_once_across_runs_into_its_own_partitions(fa
     for row in registry:
         assert row.numbers == list(range(1, len(row.numbers) + 1)), row
         assert row.misplaced == 0, row
+
+
+def test_a_transaction_row_without_its_key_never_lands(families_run):
+    """Delta refuses the write by the table's row rules, naming them: no dbt test reads the
+    transaction tables for such rows."""
+    spark = families_run.pipeline.spark()
+    for table, (rule, values) in TRANSACTION_ROW_RULES.items():
+        rows = spark.table(table).count()
+        assert rows > 0, table
+        with pytest.raises(Exception, match=rule):
+            insert_row(spark, table, **values)
+        assert spark.table(table).count() == rows, table
 
 
 def test_a_full_refresh_equals_the_incremental_runs_and_writes_each_key_cohort_once(

@@ -1,3 +1,12 @@
+{{
+    config(
+        post_hook="{{ row_rules_constraint(
+            'seen_transactions_name_their_server_and_key',
+            not_null=['source_name', 'transaction_key'],
+        ) }}",
+    )
+}}
+
 {#- Each transaction of a server once, with the landing run and time of its first line (a change
     event, its BEGIN or its END): the models that count a transaction's events read the runs
     from there on only, and a transaction that waits is as old as this. -#}

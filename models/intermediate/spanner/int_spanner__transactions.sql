@@ -1,6 +1,12 @@
 {{
     config(
-        post_hook="{{ uncache_view('int_spanner__transactions__candidates') }}",
+        post_hook=[
+            "{{ uncache_view('int_spanner__transactions__candidates') }}",
+            "{{ row_rules_constraint(
+                'spanner_releases_name_their_transaction',
+                not_null=['server_transaction_id'],
+            ) }}",
+        ],
     )
 }}
 
