@@ -40,11 +40,6 @@
 {#- A run in which cdc_history rewrote no version has nothing to merge (`nothing_to_merge`). -#}
 {%- if recomputed_version_count == 0 %}
     {{ nothing_to_merge() }}
-    select
-        *,
-        false as is_removed
-    from {{ this }}
-    where false
 {%- else %}
 {{ merge_only_into_partitions('key_cohort', touched) }}
 {{ broadcast_merge_source(recomputed_version_count) if is_incremental() }}

@@ -296,11 +296,6 @@
 
 {%- if nothing_changed %}
     {{ nothing_to_merge() }}
-    select
-        *,
-        false as is_removed
-    from {{ this }}
-    where false
 {%- else %}
     {#- On disk: at a full build it is the whole change log, which would crowd the heap. A
         large change log fills its partitions and keeps them; one small enough to broadcast is
