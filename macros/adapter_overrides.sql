@@ -26,13 +26,13 @@
     nothing to merge (`nothing_to_merge`) gets a statement that reads and writes nothing in the
     MERGE's place. -#}
 {% macro spark__get_merge_sql(target, source, unique_key, dest_columns, incremental_predicates) -%}
-    {%- if merge_source_is_empty(model.get('compiled_code', '')) -%}
+    {%- set compiled_code = model.get('compiled_code', '') -%}
+    {%- if merge_source_is_empty(compiled_code) -%}
         {{ return("select 'nothing to merge into " ~ target ~ "' as outcome") }}
     {%- endif -%}
     {%- set columns = adapter.get_columns_in_relation(target) | map(attribute='quoted') | list -%}
     {%- set keys = [unique_key] if unique_key is string else unique_key -%}
     {%- set removal_flag = 'is_removed' if config.get('merge_deletes_flagged_rows') else none -%}
-    {%- set compiled_code = model.get('compiled_code', '') -%}
     {%- set target_filters = merged_target_partitions(compiled_code)
         + merged_target_keys(compiled_code) -%}
     {%- set key_equals = '<=>' if config.get('merge_null_safe_keys') else '=' -%}

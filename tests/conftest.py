@@ -142,6 +142,11 @@ class Pipeline:
         with patched_env(self.env()):
             return main(list(args))
 
+    def last_dbt_log(self) -> str:
+        """The dbt log of the last dbt command on this warehouse, from its start line on."""
+        log = (self.warehouse_dir / "_dbt" / "logs" / "dbt.log").read_text(errors="replace")
+        return log[log.rindex("Running with dbt=") :]
+
     def dbt_invocations(self) -> int:
         """How many dbt commands have run on this warehouse (each logs its start)."""
         log = self.warehouse_dir / "_dbt" / "logs" / "dbt.log"

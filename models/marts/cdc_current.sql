@@ -27,18 +27,18 @@
 {#- It reads every row of cdc_history it has not processed, so it processes what that has. -#}
 {%- do record_watermark(mart_watermark(ref('cdc_history'), 'last_landing_run')) %}
 {%- set touched = [] %}
-{%- set recomputed_version_count = none %}
 {%- if is_incremental() %}
     {%- set recomputed = 'last_landing_run > ' ~ processed_through %}
     {#- At most one row merged per recomputed version. -#}
-    {%- set recomputed_version_count = count_rows(ref('cdc_history'), recomputed) | int %}
+    {%- set recomputed_version_count = count_rows(ref('cdc_history'), recomputed) %}
     {%- if recomputed_version_count > 0 %}
         {%- set touched = distinct_values(ref('cdc_history'), 'key_cohort', recomputed) %}
     {%- endif %}
 {%- endif %}
-
 {#- A run in which cdc_history rewrote no version has nothing to merge (`nothing_to_merge`). -#}
-{%- if recomputed_version_count == 0 %}
+{%- set nothing_changed = is_incremental() and recomputed_version_count == 0 %}
+
+{%- if nothing_changed %}
     {{ nothing_to_merge() }}
 {%- else %}
 {{ merge_only_into_partitions('key_cohort', touched) }}

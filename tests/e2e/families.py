@@ -64,10 +64,8 @@ def compiled_hinted_sql(pipeline: Pipeline) -> str:
     """The SQL the last dbt command compiled for HINTED_MODELS, and the queries it cached for
     them at compile time (`cached_view`: dbt logs those, its compiled files hold the models' own
     SQL only)."""
-    dbt_dir = pipeline.warehouse_dir / "_dbt"
-    compiled = dbt_dir / "target" / "compiled" / "cdc_warehouse" / "models"
-    log = (dbt_dir / "logs" / "dbt.log").read_text(errors="replace")
-    last_command = log[log.rindex("Running with dbt=") :]
+    compiled = pipeline.warehouse_dir / "_dbt" / "target" / "compiled" / "cdc_warehouse" / "models"
+    last_command = pipeline.last_dbt_log()
     return "".join(
         [
             *(

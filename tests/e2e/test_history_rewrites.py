@@ -40,8 +40,7 @@ def run_writing(pipeline: Pipeline, capsys, *args: str) -> tuple[int, int]:
 
 def marts_merged_by_last_build(pipeline: Pipeline) -> set[str]:
     """The marts into which the last dbt command ran a MERGE, from its log."""
-    log = (pipeline.warehouse_dir / "_dbt" / "logs" / "dbt.log").read_text(errors="replace")
-    last = log.split("Running with dbt=")[-1]
+    last = pipeline.last_dbt_log()
     return {mart for mart in MARTS if f"merge into default.{mart} as target" in last}
 
 

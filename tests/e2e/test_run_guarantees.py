@@ -93,8 +93,7 @@ def first_tested_run(pipeline: Pipeline) -> int | None:
 def models_that_asked_their_rows(pipeline: Pipeline) -> set[str]:
     """The models that asked their own table's rows for their newest landing run (a
     compile-time `select max(...)`) in the last dbt command, from its log."""
-    log = (pipeline.warehouse_dir / "_dbt/logs/dbt.log").read_text()
-    last_command = log[log.rindex("Running with dbt=") :]
+    last_command = pipeline.last_dbt_log()
     asked = re.findall(
         r"On model\.\w+\.(\w+): /\*[^\n]*\*/\s+select max\(\w+\) from \w+\.(\w+)\s",
         last_command,
