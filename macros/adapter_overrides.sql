@@ -1,7 +1,8 @@
-{#- The two adapter macros this project overrides, for every model and every test. dbt calls
+{#- The three adapter macros this project overrides, for every model and every test. dbt calls
     `get_merge_sql` and `get_where_subquery` through adapter.dispatch, which takes a root
-    project's `spark__` macro over the one dbt or the adapter ships; so these replace them
-    everywhere, with no config naming them.
+    project's `spark__` macro over the one dbt or the adapter ships; dbt-spark calls
+    `get_insert_into_sql` by its name, which a root project's macro of that name takes. So these
+    replace them everywhere, with no config naming them.
     - `spark__get_merge_sql`: the MERGE of the `merge` incremental strategy. dbt-spark's updates
       and inserts only; this one deletes too, skips unchanged rows, prunes the target's
       partitions and is left out when the model found nothing to merge (docs/decisions/006).
@@ -10,7 +11,10 @@
     - `spark__get_where_subquery`: the relation a generic test reads. dbt-spark has none, so
       dbt's `default__get_where_subquery` would apply (package dbt-adapters,
       dbt/include/global_project/macros/materializations/tests/where_subquery.sql); this one
-      reads only the rows the build rewrote (docs/decisions/008). -#}
+      reads only the rows the build rewrote (docs/decisions/008).
+    - `get_insert_into_sql`: the insert of the `append` incremental strategy. The same insert of
+      the model's rows in the target's column order as dbt-spark's, left out when the model
+      found nothing to write (same file of dbt-spark as `get_merge_sql`). -#}
 
 {#- The `merge` incremental strategy of this project's models (it replaces dbt-spark's, which only
     updates and inserts): one Delta MERGE that also deletes. With config
@@ -23,11 +27,11 @@
     partitions or keys its rows lie in (`merge_only_into_partitions`, `merge_only_into_keys`) has
     the MERGE read only those target rows. With config `merge_null_safe_keys`, a NULL key column
     matches NULL (a key that may be unknown, such as a column's source type). A model that found
-    nothing to merge (`nothing_to_merge`) gets a statement that reads and writes nothing in the
+    nothing to merge (`nothing_to_write`) gets a statement that reads and writes nothing in the
     MERGE's place. -#}
 {% macro spark__get_merge_sql(target, source, unique_key, dest_columns, incremental_predicates) -%}
     {%- set compiled_code = model.get('compiled_code', '') -%}
-    {%- if merge_source_is_empty(compiled_code) -%}
+    {%- if marked_nothing_to_write(compiled_code) -%}
         {{ return("select 'nothing to merge into " ~ target ~ "' as outcome") }}
     {%- endif -%}
     {%- set columns = adapter.get_columns_in_relation(target) | map(attribute='quoted') | list -%}
@@ -77,4 +81,17 @@
         {{ return("(select * from " ~ scoped ~ " where " ~ where ~ ")") }}
     {%- endif -%}
     {{ return(scoped) }}
+{%- endmacro %}
+
+
+{#- The `append` incremental strategy's insert: the model's rows appended in the target's column
+    order; a model that found nothing to write (`nothing_to_write`) gets a statement that reads
+    and writes nothing in its place. -#}
+{% macro get_insert_into_sql(source_relation, target_relation) -%}
+    {%- if marked_nothing_to_write(model.get('compiled_code', '')) -%}
+        {{ return("select 'nothing to append to " ~ target_relation ~ "' as outcome") }}
+    {%- endif -%}
+    {%- set columns = adapter.get_columns_in_relation(target_relation) | map(attribute='quoted') -%}
+    insert into table {{ target_relation }}
+    select {{ columns | join(', ') }} from {{ source_relation }}
 {%- endmacro %}

@@ -35,11 +35,11 @@
         {%- set touched = distinct_values(ref('cdc_history'), 'key_cohort', recomputed) %}
     {%- endif %}
 {%- endif %}
-{#- A run in which cdc_history rewrote no version has nothing to merge (`nothing_to_merge`). -#}
+{#- A run in which cdc_history rewrote no version has nothing to merge (`nothing_to_write`). -#}
 {%- set nothing_changed = is_incremental() and recomputed_version_count == 0 %}
 
 {%- if nothing_changed %}
-    {{ nothing_to_merge() }}
+    {{ nothing_to_write(flags_removed_rows=true) }}
 {%- else %}
 {{ merge_only_into_partitions('key_cohort', touched) }}
 {{ broadcast_merge_source(recomputed_version_count) if is_incremental() }}

@@ -38,6 +38,8 @@
 {%- if is_incremental() %}
     {%- set processed_through = mart_watermark(this, 'last_landing_run') %}
     {%- set new_column_condition = 'landing_run > ' ~ processed_through %}
+    {#- A build without Spanner (families_in_build) has no Spanner column it has not seen. -#}
+    {%- set spanner_built = families_in_build() is none or 'spanner' in families_in_build() %}
     {#- The keys whose history the run recomputes: keys with new changes, every key of a table a
         new truncate emptied, the successors of a primary key change whose half landed or whose
         old key changed (their unknown values continue the old key's), and the keys of a Spanner
@@ -68,7 +70,9 @@
         select source_system, source_name, source_table, key_json, key_cohort
         from {{ ref('int_cdc__key_successions') }}
         where landing_run > {{ processed_through }}
-        {%- if count_rows(ref('int_spanner__table_columns'), new_column_condition) | int > 0 %}
+        {%- if spanner_built and count_rows(
+            ref('int_spanner__table_columns'), new_column_condition
+        ) | int > 0 %}
             union
             -- A Spanner table's images are completed with its columns as known when they are:
             -- a column seen for the first time counts in every earlier image of the table.
@@ -101,7 +105,7 @@
         ) %}
     {%- endif %}
 {%- endif %}
-{#- A run with no key to recompute has nothing to merge (`nothing_to_merge`): no version of any
+{#- A run with no key to recompute has nothing to merge (`nothing_to_write`): no version of any
     key changes, so it caches, reads and merges nothing. -#}
 {%- set nothing_changed = is_incremental() and changed_key_count == 0 %}
 {%- set changed_keys_hint = broadcast_hint('changed_keys', changed_key_count) %}
@@ -295,7 +299,7 @@
 {%- endset %}
 
 {%- if nothing_changed %}
-    {{ nothing_to_merge() }}
+    {{ nothing_to_write(flags_removed_rows=true) }}
 {%- else %}
     {#- On disk: at a full build it is the whole change log, which would crowd the heap. A
         large change log fills its partitions and keeps them; one small enough to broadcast is

@@ -2,8 +2,8 @@
 the one that ends it, so an update in source order rewrites the key's open version and adds the
 new one, and a late change rewrites the versions from the one it now ends; the older versions
 keep the landing run that wrote them. A run whose lines change no key (here one the decoder
-rejects) rewrites none and runs no MERGE. A full refresh gives every version the same landing
-run as the incremental runs did.
+rejects) rewrites none, runs no MERGE, and looks for no primary key change. A full refresh gives
+every version the same landing run as the incremental runs did.
 
 The first run leaves its dbt tests out (the later runs' tests read the versions they rewrote),
 and the full refresh rebuilds `cdc_history` alone from the change log: the rule under test is
@@ -17,7 +17,12 @@ from tests.conftest import BUILD_WITHOUT_TESTS, Pipeline
 from tests.e2e.test_test_scope import item_event, land_wave
 
 WRITTEN = re.compile(r"cdc_history: (\d+) versions written, (\d+) removed")
-MARTS = ("cdc_history", "cdc_current")
+# The statement each table that skips its write when it has nothing to write runs otherwise.
+WRITES = {
+    "cdc_history": "merge into default.cdc_history as target",
+    "cdc_current": "merge into default.cdc_current as target",
+    "int_cdc__key_successions": "insert into table cdc_internal.int_cdc__key_successions",
+}
 
 
 def runs_by_position(pipeline: Pipeline, key_json: str) -> list[tuple[str, int]]:
@@ -38,10 +43,10 @@ def run_writing(pipeline: Pipeline, capsys, *args: str) -> tuple[int, int]:
     return int(counts[0]), int(counts[1])
 
 
-def marts_merged_by_last_build(pipeline: Pipeline) -> set[str]:
-    """The marts into which the last dbt command ran a MERGE, from its log."""
+def written_by_last_build(pipeline: Pipeline) -> set[str]:
+    """The tables of WRITES into which the last dbt command ran its write, from its log."""
     last = pipeline.last_dbt_log()
-    return {mart for mart in MARTS if f"merge into default.{mart} as target" in last}
+    return {table for table, statement in WRITES.items() if statement in last}
 
 
 def name(value: str) -> str:
@@ -71,14 +76,18 @@ def test_a_run_rewrites_only_the_versions_its_changes_reach(java_available, tmp_
         (name("c"), 2),
         (name("d"), 2),
     ]
-    assert marts_merged_by_last_build(pipeline) == set(MARTS)
+    assert written_by_last_build(pipeline) == set(WRITES)
 
-    # A line that changes no key: quarantined, and neither mart runs its MERGE.
+    # A line that changes no key: quarantined; neither mart runs its MERGE, and the key
+    # successions neither look for a new one nor append.
     history_before = sorted(map(repr, pipeline.rows("cdc_history")))
     current_before = sorted(map(repr, pipeline.rows("cdc_current")))
     land_wave(pipeline, "wave-2-rejected", ["not an event"])
     assert run_writing(pipeline, capsys) == (0, 0)
-    assert marts_merged_by_last_build(pipeline) == set()
+    assert written_by_last_build(pipeline) == set()
+    # A build of Datastream alone (the run before had the same arguments) does not ask for
+    # Spanner columns seen since the last one.
+    assert "from cdc_internal.int_spanner__table_columns where" not in pipeline.last_dbt_log()
     quarantined = [row["file_path"] for row in pipeline.rows("cdc_quarantine")]
     assert [path for path in quarantined if path.endswith("wave-2-rejected.jsonl")], quarantined
     assert sorted(map(repr, pipeline.rows("cdc_history"))) == history_before

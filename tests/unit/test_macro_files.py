@@ -11,12 +11,16 @@ MACRO = re.compile(r"\{%-?\s*macro\s+(\w+)")
 # Files whose macros share one contract, kept together on purpose (each file says why).
 SHARED_CONTRACT = {
     # The global overrides of dbt-spark's adapter macros, in one file that says why.
-    "adapter_overrides.sql": {"spark__get_merge_sql", "spark__get_where_subquery"},
+    "adapter_overrides.sql": {
+        "spark__get_merge_sql",
+        "spark__get_where_subquery",
+        "get_insert_into_sql",
+    },
     # The writer and the reader of one SQL comment: its format is their contract.
     "merge_only_into_partitions.sql": {"merge_only_into_partitions", "merged_target_partitions"},
     "merge_only_into_keys.sql": {"merge_only_into_keys", "merged_target_keys"},
     "broadcast_merge_source.sql": {"broadcast_merge_source", "merge_source_is_broadcast"},
-    "nothing_to_merge.sql": {"nothing_to_merge", "merge_source_is_empty"},
+    "nothing_to_write.sql": {"nothing_to_write", "marked_nothing_to_write"},
 }
 
 

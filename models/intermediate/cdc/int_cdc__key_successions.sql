@@ -14,13 +14,17 @@
     a chain is a row of its own, with the position of the change that ended it: the last
     value known before that position counts. -#}
 {%- set processed_through = landing_runs_processed() %}
+{%- set new_change_count = count_rows(
+    ref('int_cdc__change_log'), 'landing_run > ' ~ processed_through
+) if is_incremental() else none %}
 {#- A routine run's new changes are few: broadcasting their positions spares shuffling every
     half of the change log, and with none the scan of the old halves is skipped altogether.
     New changes bound the new positions from above. -#}
-{%- set new_positions_hint = broadcast_hint(
-    'new_half_positions',
-    count_rows(ref('int_cdc__change_log'), 'landing_run > ' ~ processed_through)
-) if is_incremental() else '' %}
+{%- set new_positions_hint = broadcast_hint('new_half_positions', new_change_count)
+    if is_incremental() else '' %}
+{#- A run with no new change finds no new half, so no succession it does not know: it writes
+    nothing (`nothing_to_write`) and neither caches nor walks the stored ones. -#}
+{%- set nothing_new = is_incremental() and new_change_count == 0 %}
 
 {#- The chains are walked one change further back at a time, each step a join with the single
     changes, as deep as the longest chain: the run finds that depth first, with queries on the
@@ -119,19 +123,22 @@
         where {{ stored_single_change }}
     {%- endif %}
 {%- endset %}
-{%- set links = cached_view('int_cdc__key_successions__links', links_query) %}
-{%- set link_count = count_rows(links, 'true') %}
-{%- set walk = namespace(depth=1, ended=false) %}
-{%- if count_rows(links, 'landing_run > ' ~ processed_through) > 0 %}
-    {%- for depth in range(2, link_count + 2) if not walk.ended %}
-        {%- set chains = '(' ~ succession_chains(links, depth, link_count) ~ ')' %}
-        {%- if count_rows(chains, 'chain_depth = ' ~ depth) > 0 %}
-            {%- set walk.depth = depth %}
-        {%- else %}
-            {%- set walk.ended = true %}
-        {%- endif %}
-    {%- endfor %}
-{%- endif %}
+{%- if nothing_new %}
+    {{ nothing_to_write() }}
+{%- else %}
+    {%- set links = cached_view('int_cdc__key_successions__links', links_query) %}
+    {%- set link_count = count_rows(links, 'true') %}
+    {%- set walk = namespace(depth=1, ended=false) %}
+    {%- if count_rows(links, 'landing_run > ' ~ processed_through) > 0 %}
+        {%- for depth in range(2, link_count + 2) if not walk.ended %}
+            {%- set chains = '(' ~ succession_chains(links, depth, link_count) ~ ')' %}
+            {%- if count_rows(chains, 'chain_depth = ' ~ depth) > 0 %}
+                {%- set walk.depth = depth %}
+            {%- else %}
+                {%- set walk.ended = true %}
+            {%- endif %}
+        {%- endfor %}
+    {%- endif %}
 
 with chains as (
     {{ succession_chains(links, walk.depth, link_count) }}
@@ -171,3 +178,4 @@ final as (
 )
 
 select * from final
+{%- endif %}
