@@ -173,9 +173,8 @@ def build_session(settings: Settings, verbose: bool = False) -> SparkSession:
         settings.spark_warehouse
     ):
         # Warehouse and metastore are fixed when a session starts: another warehouse needs a
-        # new session (the JVM stays), and the old warehouse's tables are forgotten.
+        # new session (the JVM stays).
         active.stop()
-        table_format.forget_table_logs(SparkContext._jvm)
     conf = session_conf(settings)
     archive = class_archive_plan(settings, conf)
     if archive is not None:

@@ -46,13 +46,6 @@ def tag_commits(spark: SparkSession, landing_run: int) -> None:
     spark.conf.set(COMMIT_METADATA, json.dumps({"landing_run": landing_run}))
 
 
-def forget_table_logs(jvm) -> None:
-    """Drops Delta's cache of table logs, which the JVM keeps across sessions (each with the
-    table's last snapshot and the plans that read it, an hour after its last use): for a JVM
-    whose session moves to another warehouse, whose tables it will not read again."""
-    jvm.org.apache.spark.sql.delta.DeltaLog.clearCache()
-
-
 # A mart with deletion vectors cannot answer max(last_landing_run) from its files' statistics
 # (Delta reads them only for tables without), so its MERGE records the newest landing run it
 # has processed in the commit's tag, under this key with the table's name
