@@ -39,7 +39,8 @@
     {%- set processed_through = mart_watermark(this, 'last_landing_run') %}
     {%- set new_column_condition = 'landing_run > ' ~ processed_through %}
     {#- A build without Spanner (families_in_build) has no Spanner column it has not seen. -#}
-    {%- set spanner_built = families_in_build() is none or 'spanner' in families_in_build() %}
+    {%- set built_families = families_in_build() %}
+    {%- set spanner_built = built_families is none or 'spanner' in built_families %}
     {#- The keys whose history the run recomputes: keys with new changes, every key of a table a
         new truncate emptied, the successors of a primary key change whose half landed or whose
         old key changed (their unknown values continue the old key's), and the keys of a Spanner
