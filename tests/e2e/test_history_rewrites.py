@@ -34,11 +34,11 @@ def runs_by_position(pipeline: Pipeline, key_json: str) -> list[tuple[str, int]]
     return [(row["row_json"], row["last_landing_run"]) for row in versions]
 
 
-def run_writing(pipeline: Pipeline, capsys, *args: str) -> tuple[int, int]:
-    """`cdcw run ARGS` (without ARGS, with its dbt tests scoped to the rows it rewrote); the
-    versions it wrote and removed."""
+def run_writing(pipeline: Pipeline, capsys) -> tuple[int, int]:
+    """`cdcw run` (its dbt tests scoped to the rows it rewrote); the versions it wrote and
+    removed."""
     capsys.readouterr()
-    assert pipeline.cdcw("run", *args) == 0
+    assert pipeline.cdcw("run") == 0
     (counts,) = WRITTEN.findall(capsys.readouterr().err)
     return int(counts[0]), int(counts[1])
 
